@@ -1,0 +1,272 @@
+"""The `goal` command line. Each command parses, calls one library function and prints.
+
+Exit codes (mapped here and only here):
+  0   success (for `goal run`: converged; for `goal check`: every condition passes)
+  1-7 `goal run`: the stop reason (1 unfixable, 2 stuck, 3 timeout, 4 ceiling, 5 budget-exhausted,
+      6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails
+  2   bad input (a flag value, an id, a broken hard rule)
+  70  the command could not run (no such goal, a corrupt file, an illegal state change, a missing tool)
+  130 interrupted
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import conditions, goals, makers, render, runner, triage
+from .errors import GoalConvergenceError
+from .index import OPEN_STATES
+from .models import EXIT_ERROR, Goal, TriageItem
+from .store import Store
+
+
+def _store() -> Store:
+    return Store()
+
+
+def _echo_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _report_quarantine(store: Store) -> None:
+    for path, reason in store.quarantined:
+        click.echo(f"warning: quarantined {path}: {reason}", err=True)
+
+
+def budget_options(defaults: bool):
+    """--max-iterations/--max-duration/--max-dollars/--max-tokens; ``defaults`` only for new goals."""
+    def wrap(fn):
+        for opt in reversed([
+            click.option("--max-iterations", type=click.IntRange(min=0), default=15 if defaults else None,
+                         show_default=defaults, help="Iteration budget (0: no limit)."),
+            click.option("--max-duration", default="2h" if defaults else None, show_default=defaults,
+                         help="Active wall-time budget like 30m, 2h, 1h30m (0s: no limit)."),
+            click.option("--max-dollars", type=click.FloatRange(min=0), default=10.0 if defaults else None,
+                         show_default=defaults, help="Dollar budget for maker and oracle together (0: no limit)."),
+            click.option("--max-tokens", type=click.IntRange(min=0), default=None, help="Token budget (optional)."),
+        ]):
+            fn = opt(fn)
+        return fn
+    return wrap
+
+
+def goal_options(fn):
+    """The flags that describe a new goal: its conditions, oracle, maker and binding."""
+    for opt in reversed([
+        click.option("--test", help="Command that must pass: the tests."),
+        click.option("--lint", help="Command that must pass: the linter."),
+        click.option("--build", help="Command that must pass: the build."),
+        click.option("--coverage", type=float, help="Coverage percentage to reach."),
+        click.option("--coverage-cmd", help="Command that prints coverage (default: inferred)."),
+        click.option("--check", "checks", multiple=True, help="Any other command that must pass (repeatable)."),
+        click.option("--oracle", "oracle_provider", default="auto", show_default=True,
+                     type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
+                     help="Who judges each iteration; `conditions` means no model at all."),
+        click.option("--oracle-model", default=goals.DEFAULT_ORACLE_MODEL, show_default=True,
+                     help="The oracle's model; must differ from the maker's."),
+        click.option("--oracle-cmd", "oracle_command", help="With --oracle command: the judge program."),
+        click.option("--expect", help="With --oracle conditions: a regex the maker's last message must match."),
+        click.option("--maker-model", help="The maker's model, when known."),
+        click.option("--protect", multiple=True, help="Glob of files the maker must not weaken (repeatable)."),
+        click.option("--stuck-after", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="Iterations without progress before the goal counts as stuck."),
+        click.option("--session", "session_id", help="Bind the goal to this Claude Code session."),
+        click.option("--project", type=click.Path(file_okay=False), help="Project folder (default: here)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def spec_from(objective: str, options: dict) -> goals.GoalSpec:
+    options = {k: v for k, v in options.items() if k != "json_out"}
+    options["checks"] = list(options.get("checks") or [])
+    options["protect"] = list(options.get("protect") or [])
+    options["project"] = Path(options.get("project") or os.getcwd())
+    if options.get("max_duration") in ("0", "0s"):
+        options["max_duration"] = None
+    return goals.GoalSpec(objective=objective, **options)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="goal-convergence")
+def cli() -> None:
+    """Keep a coding agent working on a goal until real checks pass and an independent oracle agrees."""
+
+
+@cli.command("new")
+@click.argument("objective")
+@goal_options
+@budget_options(defaults=True)
+@click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
+def new_cmd(objective: str, json_out: bool, **options) -> None:
+    """Create a goal. With no condition flags, conditions are inferred from OBJECTIVE and the project."""
+    store = _store()
+    goal = goals.new_goal(store, spec_from(objective, options))
+    _echo_json(goal.dump()) if json_out else click.echo(f"created {goal.goal_id}\n{render.status(goal)}")
+
+
+@cli.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include converged and failed goals.")
+@click.option("--json", "json_out", is_flag=True, help="Print JSON.")
+def list_cmd(show_all: bool, json_out: bool) -> None:
+    """List open goals (active, paused, escalated), newest first."""
+    store = _store()
+    store.iter_all(Goal)  # a full read: quarantines what is broken and refreshes the index
+    _report_quarantine(store)
+    found = [s for s in store.summaries() if show_all or s["state"] in OPEN_STATES]
+    found.sort(key=lambda s: s["createdAt"], reverse=True)
+    _echo_json(found) if json_out else click.echo(render.goal_table(found))
+
+
+@cli.command("status")
+@click.argument("goal_id", required=False)
+@click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
+def status_cmd(goal_id: str | None, json_out: bool) -> None:
+    """Show a goal (default: the open goal of this project)."""
+    goal = goals.resolve(_store(), goal_id, states=("active", "paused", "escalated"))
+    _echo_json(goal.dump()) if json_out else click.echo(render.status(goal))
+
+
+@cli.command("pause")
+@click.argument("goal_id", required=False)
+def pause_cmd(goal_id: str | None) -> None:
+    """Pause a goal: the loop stops at the next stop and paused time is not charged."""
+    store = _store()
+    goal = goals.move(store, goals.resolve(store, goal_id, states=("active",)).goal_id, "pause")
+    click.echo(f"paused {goal.goal_id}; `goal resume {goal.goal_id}` carries on")
+
+
+@cli.command("abandon")
+@click.argument("goal_id", required=False)
+def abandon_cmd(goal_id: str | None) -> None:
+    """Abandon a goal: it ends as failed (stop reason: cancelled)."""
+    store = _store()
+    goal = goals.move(store, goals.resolve(store, goal_id).goal_id, "abandon")
+    click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")
+
+
+@cli.command("resume")
+@click.argument("goal_id", required=False)
+@click.option("--session", "session_id", help="Bind the goal to this Claude Code session.")
+@budget_options(defaults=False)
+@click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
+def resume_cmd(goal_id: str | None, session_id: str | None, json_out: bool, **limits) -> None:
+    """Carry on with a paused, escalated or detached goal, optionally with a raised budget."""
+    store = _store()
+    target = goals.resolve(store, goal_id, states=("paused", "active", "escalated"))
+    raised = {k: v for k, v in limits.items() if v is not None}
+    goal = goals.resume(store, target.goal_id, session_id=session_id, raise_budget=raised)
+    _echo_json(goal.dump()) if json_out else click.echo(f"resumed {goal.goal_id}\n{render.status(goal)}")
+
+
+@cli.command("check")
+@click.argument("goal_id", required=False)
+@click.option("--json", "json_out", is_flag=True, help="Print the evidence as JSON.")
+def check_cmd(goal_id: str | None, json_out: bool) -> int:
+    """Run a goal's stopping conditions now. Exit 0 only if all pass (1 if any fails)."""
+    goal = goals.resolve(_store(), goal_id, states=OPEN_STATES)
+    progress = None if json_out or not sys.stderr.isatty() else conditions.LiveProgress()
+    evidence = conditions.check_goal_conditions(goal, on_progress=progress)
+    _echo_json([e.dump() for e in evidence]) if json_out else click.echo(conditions.render_table(evidence))
+    return 0 if all(e.passed for e in evidence) else 1
+
+
+@cli.command("run")
+@click.argument("target", required=False)
+@goal_options
+@budget_options(defaults=True)
+@click.option("--maker", type=click.Choice(["claude"]), help="The maker: Claude Code in print mode (default).")
+@click.option("--maker-cmd", help="The maker: any shell command (gets GOAL_HINT and GOAL_FILE).")
+@click.option("--json", "json_out", is_flag=True, help="Print the ledger {met, stop, turns, totalCostUsd, evidence}.")
+def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_out: bool, **options) -> int:
+    """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
+    (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
+    store = _store()
+    goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options))
+    chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker(options.get("maker_model"))
+    live = sys.stderr.isatty() and not json_out
+    result = runner.run_goal(store, goal_id, chosen,
+                             on_iteration=(lambda o: click.echo(render.iteration_line(o), err=True)) if live else None)
+    _echo_json(result.ledger()) if json_out else click.echo(render.run_summary(result.goal, result.stop))
+    return result.exit_code
+
+
+@cli.group("triage")
+def triage_group() -> None:
+    """The inbox of goals that need a person: escalated goals and heartbeat findings."""
+
+
+@triage_group.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include acted and dismissed items.")
+@click.option("--json", "json_out", is_flag=True, help="Print JSON.")
+def triage_list_cmd(show_all: bool, json_out: bool) -> None:
+    """List triage items, newest first."""
+    store = _store()
+    items = triage.list_items(store, show_all)
+    _report_quarantine(store)
+    _echo_json([i.dump() for i in items]) if json_out else click.echo(render.triage_table(items))
+
+
+@triage_group.command("show")
+@click.argument("triage_id")
+@click.option("--json", "json_out", is_flag=True, help="Print the item document.")
+def triage_show_cmd(triage_id: str, json_out: bool) -> None:
+    """Show one triage item."""
+    item = _store().load(TriageItem, triage_id)
+    _echo_json(item.dump()) if json_out else click.echo(render.triage_item(item))
+
+
+@triage_group.command("act")
+@click.argument("triage_id")
+@click.argument("action", type=click.Choice(["goal"]), default="goal")
+@budget_options(defaults=False)
+@click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
+def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> None:
+    """Act on an item: re-open its goal (budget flags set the new limits) or make a goal from it."""
+    goal = triage.act(_store(), triage_id, {k: v for k, v in limits.items() if v is not None})
+    _echo_json(goal.dump()) if json_out else click.echo(f"{triage_id} acted on: {goal.goal_id} is active\n{render.status(goal)}")
+
+
+@triage_group.command("dismiss")
+@click.argument("triage_id")
+def triage_dismiss_cmd(triage_id: str) -> None:
+    """Dismiss an item: nothing more will be done about it."""
+    triage.dismiss(_store(), triage_id)
+    click.echo(f"dismissed {triage_id}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and map every outcome to an exit code, in one place."""
+    try:
+        result = cli.main(args=argv, prog_name="goal", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("interrupted", err=True)
+        return 130
+    except GoalConvergenceError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return exc.exit_code
+    except Exception:
+        if os.environ.get("GOAL_CONVERGENCE_RAISE_ERRORS"):
+            raise
+        import traceback
+
+        from .log import log_error
+
+        path = log_error("cli", traceback.format_exc())
+        click.echo(f"Error: an unexpected failure; details are in {path}. Please report it.", err=True)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

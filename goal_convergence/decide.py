@@ -1,0 +1,136 @@
+"""The decision step: a pure function from what an iteration saw to what happens next.
+
+The conditions are ground truth. The oracle can veto a green run but never pass a red one; a
+converge stands only on evidence that is still fresh. No I/O here: everything comes in as
+arguments, so the rules can be tested exhaustively.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from . import budget
+from .models import Blocker, ConditionEvidence, Decision, Goal, Iteration, Verdict
+
+JUDGE_ERRORS_TO_STOP = 3
+
+_BLOCKERS: list[tuple[Blocker, re.Pattern[str]]] = [
+    ("needs_user_input", re.compile(
+        r"\b(need|needs|require|requires|waiting for|awaiting)\s+(your|the user'?s?|a human'?s?|human)\s+"
+        r"(input|decision|confirmation|approval|answer|credentials|help)"
+        r"|\b(please|could you|can you)\s+(provide|confirm|clarify|choose|decide|tell me)\b"
+        r"|\bwhich (option|approach|one) (do|would) you\b", re.I)),
+    ("external_wait", re.compile(
+        r"\b(waiting|wait) (on|for) (the )?(ci|build server|deploy\w*|review\w*|upstream|external|service|"
+        r"api|network|release|another team)\b|\b(service|server|api|registry) (is )?(down|unavailable|unreachable)\b"
+        r"|\brate.?limit(ed)?\b", re.I)),
+]
+
+
+def classify_blocker(summary: str | None) -> Blocker | None:
+    """The kind of blocker a maker's message declares, if it declares one."""
+    if not summary:
+        return None
+    for kind, pattern in _BLOCKERS:
+        if pattern.search(summary):
+            return kind
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one iteration saw. ``tree_after_judge`` is the tree fingerprint once the oracle answered."""
+
+    conditions: list[ConditionEvidence]
+    tree_fingerprint: str
+    tree_after_judge: str | None = None
+    maker_summary: str | None = None
+    maker_failed: bool = False
+    judge_error: str | None = None
+    unaffordable: bool = False  # the oracle call could not have been paid for within the budget
+    notes: list[str] = field(default_factory=list)
+
+
+def green(evidence: Evidence) -> bool:
+    return bool(evidence.conditions) and all(c.passed for c in evidence.conditions)
+
+
+def hint_from_failures(evidence: Evidence) -> str:
+    """A hint built from the failing conditions alone, for when the oracle gives none."""
+    parts = []
+    for c in evidence.conditions:
+        if c.passed:
+            continue
+        what = "timed out" if c.timed_out else (c.error or (c.failure_lines[0] if c.failure_lines else f"exit {c.exit_code}"))
+        parts.append(f"`{c.command}` fails: {what}")
+    return "; ".join(parts) or "The checks pass but the goal is not judged met; re-read the objective."
+
+
+def no_progress(goal: Goal, evidence: Evidence) -> int:
+    """How many iterations in a row, this one included, left the tree as the one before found it."""
+    trees = [goal.base_tree] + [it.tree_fingerprint for it in goal.history] + [evidence.tree_fingerprint]
+    run = 0
+    for before, after in zip(reversed(trees[:-1]), reversed(trees[1:])):
+        if before is None or before != after:
+            break
+        run += 1
+    return run
+
+
+def judge_errors_in_a_row(history: list[Iteration], now_failed: bool) -> int:
+    if not now_failed:
+        return 0
+    run = 1
+    for it in reversed(history):
+        if it.verdict is not None or not it.judge_error:
+            break
+        run += 1
+    return run
+
+
+def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetime,
+           stuck_cap: int | None = None) -> Decision:
+    """Converge, continue with a hint, re-check, or stop with a stop reason.
+
+    ``goal.spent`` must already include this iteration (its number, time and cost).
+    """
+    notes = list(evidence.notes)
+    is_green = green(evidence)
+    if verdict is not None and verdict.converged and not is_green:
+        notes.append("the oracle said converged while a condition fails: overridden (conditions are ground truth)")
+    if verdict is not None and is_green and not verdict.converged:
+        notes.append("the oracle vetoed a green run: " + ("; ".join(verdict.reasons) or "no reason given"))
+
+    if is_green and verdict is not None and verdict.converged:
+        if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
+            return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
+        return Decision(action="converge", stop_reason="converged", notes=notes)
+
+    hint = (verdict.next_hint if verdict is not None else "") or hint_from_failures(evidence)
+
+    def stop(reason: str, blocker: Blocker | None = None) -> Decision:
+        return Decision(action="stop", stop_reason=reason, hint=hint, blocker=blocker, notes=notes)  # type: ignore[arg-type]
+
+    if verdict is not None and verdict.unfixable is not None and not is_green:
+        notes.append("unfixable: " + verdict.unfixable.reason)
+        return stop("unfixable")
+    if evidence.unaffordable:
+        notes.append("the next oracle call could not be paid for within the dollar or token budget")
+        return stop("budget-exhausted")
+    if verdict is None and judge_errors_in_a_row(goal.history, True) >= JUDGE_ERRORS_TO_STOP:
+        return stop("judge-error")
+    spent = budget.exhausted(goal)
+    blocker = classify_blocker(evidence.maker_summary) or ("run_failed" if evidence.maker_failed else None)
+    if spent:
+        return stop(spent, blocker)
+    stuck_after = min(goal.stuck_after, stuck_cap) if stuck_cap else goal.stuck_after
+    still = no_progress(goal, evidence)
+    if blocker and still >= 1:
+        notes.append(f"the maker is blocked ({blocker}) and changed nothing")
+        return stop("stuck", blocker)
+    if still >= stuck_after:
+        notes.append(f"no change to the files for {still} iterations in a row")
+        return stop("stuck")
+    return Decision(action="continue", hint=hint, notes=notes)

@@ -1,0 +1,218 @@
+"""The lines of a command's output that say what failed, and a fingerprint of those failures.
+
+``FailureScanner`` reads output as it streams, in blocks of whole lines, and keeps a bounded list
+of the lines that matter: failing test ids and lint findings first, then assertion and error
+details, then the runners' summary counts. Runners covered: pytest, unittest, jest/vitest, go
+test, cargo test, ruff, eslint, tsc (and the ``file:line: error:`` shape of mypy and compilers);
+when none of them matched, any line that mentions an error, failure, assertion, exception or
+panic is kept instead.
+
+``fingerprint`` hashes the normalised set of those lines, so two runs that fail the same way
+give the same value however long they took and wherever their temp files were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+MAX_LINES = 60
+MAX_LINE_CHARS = 300
+PASS_FINGERPRINT = "pass"
+
+# A line longer than this (minified JS, binary noise) is cut: it is never kept whole anyway.
+_MAX_SCANNED_LINE = 4096
+# A traceback whose exception line never comes must not keep the scanner reading every line.
+_MAX_TRACEBACK_LINES = 200
+
+_ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+
+# A block with none of these (lowercased) holds nothing any rule below keeps, so it is skipped
+# without being split into lines: that keeps hundreds of MB of ordinary output cheap.
+_BLOCK_HINTS = tuple(
+    s.encode()
+    for s in ("error", "fail", "assert", "exception", "traceback", "panic", "warning", "found ",
+              "✕", "×", "●", "✖", "-->", "\ne   ", "\n/", "expected:", "received:", "_test.go:")
+)
+_RUFF_CONCISE_HINT = re.compile(rb":\d+:\d+: [A-Z]+\d")
+
+_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
+_RULES: list[tuple[int, re.Pattern[str]]] = [
+    # unittest's closing line comes before pytest's FAILED rule, which would take it for an id.
+    (_SUMMARY, re.compile(r"^FAILED \((?:failures|errors)=.*\)$")),
+    (_ID, re.compile(r"^(?:FAILED|ERROR) \S+")),  # pytest short summary
+    (_ID, re.compile(r"^(?:FAIL|ERROR): \S+")),  # unittest
+    (_ID, re.compile(r"^\s*--- FAIL: \S+")),  # go test
+    (_ID, re.compile(r"^test \S+ \.\.\. FAILED$")),  # cargo test
+    (_ID, re.compile(r"^error(?:\[E\d+\])?: .+")),  # rustc / cargo
+    (_ID, re.compile(r"^FAIL\s+\S")),  # jest, vitest, go package line
+    (_ID, re.compile(r"^\s*[✕×]\s+\S")),  # jest, vitest
+    (_ID, re.compile(r"^\s*● \S")),  # jest failure heading
+    (_ID, re.compile(r"^\S+?:\d+:\d+: [A-Z]+\d+\b.*")),  # ruff (concise), flake8
+    (_ID, re.compile(r"^\S.*?\(\d+,\d+\): error TS\d+: .*")),  # tsc
+    (_ID, re.compile(r"^\S.*?:\d+:\d+ - error TS\d+: .*")),  # tsc --pretty
+    (_ID, re.compile(r"^\S+?:\d+(?::\d+)?: (?:error|fatal error): .+")),  # mypy, gcc, clang
+    (_DETAIL, re.compile(r"^E\s{3}.*\S")),  # pytest assertion detail
+    (_DETAIL, re.compile(r"^panic: .+")),  # go
+    (_DETAIL, re.compile(r"^\s+\S+_test\.go:\d+: .+")),  # go t.Errorf
+    (_DETAIL, re.compile(r"^\s*(?:Expected|Received):\s.*\S")),  # jest
+    (_DETAIL, re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): .+")),  # thrown errors
+    (_SUMMARY, re.compile(r"^\W*\d+ (?:failed|errors?)\b.*")),  # pytest, with or without ===
+    (_SUMMARY, re.compile(r"^\W*(?:\d+ \w+, )+\d+ (?:failed|errors?)\b.*")),
+    (_SUMMARY, re.compile(r"^!+ Interrupted: .*")),
+    (_SUMMARY, re.compile(r"^\s*(?:Tests?|Test Files|Test Suites):?\s+.*\b\d+ failed\b.*")),  # jest, vitest
+    (_SUMMARY, re.compile(r"^test result: FAILED\..*")),  # cargo
+    (_SUMMARY, re.compile(r"^✖ \d+ problems?.*")),  # eslint
+    (_SUMMARY, re.compile(r"^Found \d+ errors?\b.*")),  # ruff, tsc
+]
+_CARGO_PANIC = re.compile(r"^thread '.*' panicked at .*")
+_RUFF_CODE = re.compile(r"^([A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(.+)$")
+_RUFF_ARROW = re.compile(r"^\s*--> (\S+:\d+:\d+)\s*$")
+_ESLINT_HEADER = re.compile(r"^/\S.*$")
+_ESLINT_FINDING = re.compile(r"^\s+(\d+:\d+)\s+(error|warning)\s+(.+)$")
+_GENERIC_WORDS = re.compile(r"(?i)\b(?:errors?|fail(?:ed|s|ures?)?|assert\w*|\w*exception|traceback|panic\w*)\b")
+_ZERO_COUNT = re.compile(r"(?i)\b(?:0|no) (?:errors?|fail(?:ed|ures?)|problems)\b")
+
+
+def decode_line(raw: bytes) -> str:
+    """One output line as text: invalid UTF-8 replaced, NULs, colours and progress redraws gone."""
+    text = _ANSI.sub("", raw.decode("utf-8", "replace").replace("\x00", "")).rstrip("\r\n")
+    # A progress bar redraws its line with \r: what a terminal would show is the last frame.
+    if "\r" in text:
+        frames = [f for f in text.split("\r") if f.strip()]
+        text = frames[-1] if frames else ""
+    return text.rstrip()
+
+
+def decode_output(raw: bytes) -> str:
+    """A stretch of output as text, line by line as ``decode_line`` reads it."""
+    return "\n".join(decode_line(line) for line in raw.split(b"\n"))
+
+
+class FailureScanner:
+    """Streams output (whole lines, in blocks) and keeps the bounded list of lines that matter."""
+
+    def __init__(self) -> None:
+        self._kept: list[list[str]] = [[] for _ in range(4)]
+        self._seen: set[tuple[int, str]] = set()
+        self._traceback_left = 0
+        self._panic: str | None = None
+        self._ruff_code: tuple[str, str] | None = None
+        self._eslint_file: str | None = None
+        self._last_line = b""
+
+    def feed(self, block: bytes) -> None:
+        """Scan a block of complete lines (it may end without a newline only at end of output)."""
+        if block.endswith(b"\n"):
+            block = block[:-1]
+        if not block:
+            return
+        low = b"\n" + block.lower()
+        if self._traceback_left or self._panic or any(h in low for h in _BLOCK_HINTS) or _RUFF_CONCISE_HINT.search(block):
+            for raw in block.split(b"\n"):
+                self._line(decode_line(raw[:_MAX_SCANNED_LINE]))
+            return
+        # ruff's full format puts the code line before the " --> file" line, maybe in this block.
+        self._last_line = block[block.rfind(b"\n") + 1 :][:_MAX_SCANNED_LINE]
+        self._ruff_code = None
+
+    @property
+    def lines(self) -> list[str]:
+        specific = self._kept[_ID] + self._kept[_DETAIL] + self._kept[_SUMMARY]
+        return (specific or self._kept[_GENERIC])[:MAX_LINES]
+
+    def _keep(self, kind: int, text: str) -> None:
+        text = " ".join(text.split())[:MAX_LINE_CHARS]
+        bucket = self._kept[kind]
+        if text and len(bucket) < MAX_LINES and (kind, text) not in self._seen:
+            self._seen.add((kind, text))
+            bucket.append(text)
+
+    def _line(self, line: str) -> None:
+        if self._last_line:
+            prev, self._last_line = decode_line(self._last_line), b""
+            if m := _RUFF_CODE.match(prev):
+                self._ruff_code = (m.group(1), m.group(2))
+        if self._panic is not None:
+            # Rust >= 1.73 prints the panic message on the line after "panicked at <place>:".
+            self._keep(_DETAIL, f"{self._panic} {line.strip()}")
+            self._panic = None
+            return
+        if self._traceback_left:
+            self._traceback_left -= 1
+            if line and not line[0].isspace():
+                self._keep(_DETAIL, line)
+                self._traceback_left = 0
+            return
+        ruff_code, self._ruff_code = self._ruff_code, None
+        if _TRACEBACK.match(line):
+            self._traceback_left = _MAX_TRACEBACK_LINES
+            return
+        if _CARGO_PANIC.match(line):
+            if line.endswith(":"):
+                self._panic = line
+            else:
+                self._keep(_DETAIL, line)
+            return
+        if ruff_code and (m := _RUFF_ARROW.match(line)):
+            self._keep(_ID, f"{m.group(1)}: {ruff_code[0]} {ruff_code[1]}")
+            return
+        if m := _RUFF_CODE.match(line):
+            self._ruff_code = (m.group(1), m.group(2))
+        if _ESLINT_HEADER.match(line):
+            self._eslint_file = line
+        elif m := _ESLINT_FINDING.match(line):
+            where = f"{self._eslint_file}:{m.group(1)}" if self._eslint_file else m.group(1)
+            self._keep(_ID, f"{where}: {m.group(2)} {m.group(3)}")
+            return
+        for kind, rule in _RULES:
+            if rule.match(line):
+                self._keep(kind, line)
+                return
+        if _GENERIC_WORDS.search(line) and not _ZERO_COUNT.search(line):
+            self._keep(_GENERIC, line)
+
+
+def extract_failures(output: str) -> list[str]:
+    """The lines that matter in a whole output already in memory."""
+    scanner = FailureScanner()
+    scanner.feed(output.encode("utf-8", "surrogateescape"))
+    return scanner.lines
+
+
+# ---- fingerprint ----------------------------------------------------------------------------
+
+_NORMALISE: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (re.compile(r"(?:/private)?/var/folders/\S*|/tmp/\S*|\S*pytest-of-[^/\s]+/\S*"), "<tmp>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x?"),
+    # Python traceback and tsc positions, and file:line[:col] anywhere.
+    (re.compile(r", line \d+"), ""),
+    (re.compile(r"\((\d+),(\d+)\)(?=:)"), ""),
+    (re.compile(r"(?<=[\w)\]>])(?::\d+){1,2}(?=[:\s),]|$)"), ""),
+    (re.compile(r"(?i)\b(?:in|took)\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|m)\b"), ""),
+    (re.compile(r"\(\s*\d+(?:\.\d+)?\s*(?:ms|s|sec)\s*\)"), ""),
+    (re.compile(r"\b\d+(?:\.\d+)?(?:ms|s)\b"), ""),
+    (re.compile(r"(?i)\b\d+ (?:passed|skipped|ignored|measured|filtered out|deselected|xfailed|xpassed"
+                r"|warnings?|total|todo|pending|pass|skip)\b"), ""),
+    (re.compile(r"\s\(\d+\)\s*$"), ""),  # vitest's "(3)" totals
+    (re.compile(r"[\s,;|=]+"), " "),
+]
+
+
+def normalise(line: str) -> str:
+    for pattern, repl in _NORMALISE:
+        line = pattern.sub(repl, line)
+    return line.strip(" ,;=|")
+
+
+def fingerprint(failure_lines: list[str], exit_code: int | None, timed_out: bool) -> str:
+    """sha256 of what failed, with what changes from run to run (timings, temp paths) removed."""
+    if exit_code == 0 and not timed_out and not failure_lines:
+        return PASS_FINGERPRINT
+    # A timeout kills with TERM or KILL depending on the process: the exit code is noise then.
+    outcome = "timeout" if timed_out else f"exit {exit_code}"
+    items = sorted({n for n in map(normalise, failure_lines) if n})
+    return hashlib.sha256("\n".join([outcome, *items]).encode()).hexdigest()

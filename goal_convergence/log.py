@@ -1,0 +1,24 @@
+"""The error log under the home: where hooks and the CLI put what a user should not see as a traceback."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .index import home
+
+
+def log_path() -> Path:
+    return home() / "logs" / "goal-convergence.log"
+
+
+def log_error(where: str, text: str) -> Path:
+    path = log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {datetime.now(UTC).isoformat(timespec='seconds')} {where} pid={os.getpid()}\n{text.rstrip()}\n")
+    except OSError:
+        pass  # logging must never be the thing that breaks a hook
+    return path

@@ -1,0 +1,315 @@
+"""pydantic models that mirror the JSON Schemas in ``schemas/`` (the published contract).
+
+Strict mode and ``extra="forbid"`` keep the models exactly as picky as the schemas: a document one
+rejects, the other rejects too (tests/test_schemas.py proves it both ways). Keys are camelCase on
+disk and snake_case in Python.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from datetime import UTC, datetime
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from .index import GOAL_ID_RE, OPEN_STATES
+
+TRIAGE_ID_RE = re.compile(r"^tri-[a-z0-9]{8}$")
+# [0-9], not \d: \d matches any Unicode digit in Python and in pydantic's regex engine, and a
+# timestamp of Arabic-Indic digits would pass the pattern and then fail to parse.
+TIMESTAMP_PATTERN = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+DURATION_PATTERN = r"^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$"
+
+ConditionType = Literal["test_pass", "lint_clean", "coverage_threshold", "build_pass", "custom_command"]
+GoalState = Literal["active", "paused", "converged", "escalated", "failed"]
+StopReason = Literal[
+    "converged", "unfixable", "stuck", "timeout", "ceiling", "budget-exhausted", "cancelled", "judge-error"
+]
+Blocker = Literal["needs_user_input", "external_wait", "run_failed"]
+Source = Literal["user", "heartbeat", "triage"]
+OracleProvider = Literal["auto", "anthropic", "claude-cli", "command", "conditions"]
+
+
+def _whole(value: object) -> object:
+    # JSON Schema counts 3.0 as an integer (and Python's json writes floats that way); strict
+    # pydantic would not. Bools stay bools, so `true` is still refused where a number belongs.
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
+Int = Annotated[int, BeforeValidator(_whole)]
+Timestamp = Annotated[str, Field(pattern=TIMESTAMP_PATTERN)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+NonNegInt = Annotated[Int, Field(ge=0)]
+
+# DESIGN.md: every end of a run has one stop reason, and that is the headless runner's exit code.
+EXIT_CODES: dict[str, int] = {
+    "converged": 0,
+    "unfixable": 1,
+    "stuck": 2,
+    "timeout": 3,
+    "ceiling": 4,
+    "budget-exhausted": 5,
+    "cancelled": 6,
+    "judge-error": 7,
+}
+EXIT_ERROR = 70
+
+_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def new_id(prefix: str) -> str:
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(8))
+
+
+def now_iso(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+M = TypeVar("M", bound="Model")
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="forbid", strict=True,
+        validate_assignment=True, allow_inf_nan=False,
+    )
+
+    @classmethod
+    def from_doc(cls: type[M], doc: object) -> M:
+        """Validate a document as it is on disk: camelCase keys only, exactly as the schema has them."""
+        return cls.model_validate(doc, by_alias=True, by_name=False)
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class StoppingCondition(Model):
+    type: ConditionType
+    command: str = Field(min_length=1)
+    threshold: float | None = Field(default=None, ge=0, le=100)
+    coverage_regex: str | None = None
+    description: str | None = None
+    timeout_seconds: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _threshold_for_coverage(self) -> StoppingCondition:
+        if (self.type == "coverage_threshold") != (self.threshold is not None):
+            raise ValueError("threshold is required for coverage_threshold and only for it")
+        return self
+
+
+class Budget(Model):
+    max_iterations: Int | None = Field(default=None, ge=1)
+    max_duration: str | None = Field(default=None, min_length=2, pattern=DURATION_PATTERN)
+    max_dollars: float | None = Field(default=None, gt=0)
+    max_tokens: Int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _at_least_one_limit(self) -> Budget:
+        if not any(v is not None for v in (self.max_iterations, self.max_duration, self.max_dollars, self.max_tokens)):
+            raise ValueError("a budget needs at least one limit")
+        return self
+
+
+class OracleConfig(Model):
+    provider: OracleProvider = "auto"
+    model: str = Field(min_length=1)
+    command: str | None = None
+    expect: str | None = None
+
+
+class MakerConfig(Model):
+    model: str | None = None
+    session_id: str | None = None  # the headless `claude -p` maker's own session, resumed each iteration
+
+
+class Spent(Model):
+    iterations: NonNegInt = 0
+    active_seconds: NonNegFloat = 0.0
+    maker_dollars: NonNegFloat = 0.0
+    oracle_dollars: NonNegFloat = 0.0
+    maker_tokens: NonNegInt = 0
+    oracle_tokens: NonNegInt = 0
+
+    @property
+    def dollars(self) -> float:
+        return self.maker_dollars + self.oracle_dollars
+
+    @property
+    def tokens(self) -> int:
+        return self.maker_tokens + self.oracle_tokens
+
+
+class Cost(Model):
+    dollars: NonNegFloat = 0.0
+    tokens: NonNegInt = 0
+
+
+class Rerun(Model):
+    passed: bool
+    exit_code: Int | None = None
+    duration_seconds: NonNegFloat = 0.0
+    fingerprint: str = ""
+
+
+class ConditionEvidence(Model):
+    """What one run of one stopping condition showed: the ground truth of an iteration."""
+
+    index: NonNegInt
+    type: ConditionType
+    command: str
+    passed: bool
+    exit_code: Int | None = None
+    timed_out: bool = False
+    duration_seconds: NonNegFloat = 0.0
+    output_head: str = ""
+    output_tail: str = ""
+    output_bytes: NonNegInt = 0
+    failure_lines: list[str] = Field(default_factory=list)
+    coverage: float | None = None
+    fingerprint: str = ""
+    error: str | None = None
+    rerun: Rerun | None = None
+
+
+class ConditionResult(Model):
+    type: ConditionType
+    passed: bool
+    output: str = ""
+
+
+class Unfixable(Model):
+    reason: str = Field(min_length=1)
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Verdict(Model):
+    converged: bool
+    condition_results: list[ConditionResult] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    next_hint: str = ""
+    confidence: float = Field(default=0.5, ge=0, le=1)
+    unfixable: Unfixable | None = None
+
+
+class Decision(Model):
+    action: Literal["converge", "continue", "stop", "recheck"]
+    stop_reason: StopReason | None = None
+    hint: str = ""
+    blocker: Blocker | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class Iteration(Model):
+    number: Int = Field(ge=1)
+    started_at: Timestamp
+    ended_at: Timestamp
+    maker_summary: str | None = None
+    conditions: list[ConditionEvidence] = Field(default_factory=list)
+    tree_fingerprint: str = ""
+    verdict: Verdict | None = None
+    judge_error: str | None = None
+    decision: Decision
+    maker_cost: Cost = Field(default_factory=Cost)
+    oracle_cost: Cost = Field(default_factory=Cost)
+
+
+class Pending(Model):
+    """The iteration in flight: the maker's work is recorded (and charged) before the checks run,
+    so a crash during the checks or the oracle call neither loses that spend nor runs the maker twice."""
+
+    number: Int = Field(ge=1)
+    started_at: Timestamp
+    maker_summary: str | None = None
+    maker_cost: Cost = Field(default_factory=Cost)
+    maker_failed: bool = False
+
+
+class Escalation(Model):
+    stop_reason: StopReason
+    blocker: Blocker | None = None
+    detail: str = ""
+    triage_id: str | None = Field(default=None, pattern=TRIAGE_ID_RE.pattern)
+    at: Timestamp
+
+
+class ProtectedFile(Model):
+    path: str = Field(min_length=1)
+    sha256: str | None = None
+
+
+class Goal(Model):
+    schema_version: Int = Field(default=1, ge=1, le=1)
+    goal_id: str = Field(pattern=GOAL_ID_RE.pattern)
+    objective: str = Field(min_length=1)
+    stopping_conditions: list[StoppingCondition] = Field(min_length=1)
+    budget: Budget
+    oracle: OracleConfig
+    maker: MakerConfig = Field(default_factory=MakerConfig)
+    state: GoalState = "active"
+    stop_reason: StopReason | None = None
+    spent: Spent = Field(default_factory=Spent)
+    session_id: str | None = None
+    project_root: str = Field(min_length=1)
+    source: Source = "user"
+    escalation: Escalation | None = None
+    stuck_after: Int = Field(default=3, ge=1)
+    protected_files: list[ProtectedFile] = Field(default_factory=list)
+    base_commit: str | None = None
+    base_tree: str | None = None
+    pending: Pending | None = None
+    active_since: Timestamp | None = None
+    transcript_offsets: dict[str, NonNegInt] = Field(default_factory=dict)
+    history: list[Iteration] = Field(default_factory=list)
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @property
+    def last_hint(self) -> str:
+        for it in reversed(self.history):
+            if it.decision.hint:
+                return it.decision.hint
+        return ""
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+
+class FailingCondition(Model):
+    type: ConditionType
+    command: str
+    first_failure: str | None = None
+
+
+class TriageItem(Model):
+    schema_version: Int = Field(default=1, ge=1, le=1)
+    triage_id: str = Field(pattern=TRIAGE_ID_RE.pattern)
+    status: Literal["open", "acted", "dismissed"] = "open"
+    source: Literal["escalation", "heartbeat"] = "escalation"
+    goal_id: str | None = Field(default=None, pattern=GOAL_ID_RE.pattern)
+    objective: str = Field(min_length=1)
+    project_root: str = Field(min_length=1)
+    stop_reason: StopReason | None = None
+    blocker: Blocker | None = None
+    reasons: list[str] = Field(default_factory=list)
+    hint: str | None = None
+    failing_conditions: list[FailingCondition] = Field(default_factory=list)
+    spent: Spent = Field(default_factory=Spent)
+    iterations: NonNegInt = 0
+    fingerprint: str | None = None
+    count: Int = Field(default=1, ge=1)
+    last_seen: Timestamp | None = None
+    created_at: Timestamp
+    updated_at: Timestamp

@@ -1,0 +1,120 @@
+"""Text a person reads: goal lists, status pages, one-line summaries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from .models import Goal, parse_iso
+
+
+def money(dollars: float) -> str:
+    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.2f}"
+
+
+def duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def budget_line(goal: Goal) -> str:
+    b, s = goal.budget, goal.spent
+    parts = [f"iterations {s.iterations}/{b.max_iterations or '∞'}",
+             f"time {duration(s.active_seconds)}/{b.max_duration or '∞'}",
+             f"spend {money(s.dollars)}/{money(b.max_dollars) if b.max_dollars else '∞'}"]
+    if b.max_tokens:
+        parts.append(f"tokens {s.tokens}/{b.max_tokens}")
+    return ", ".join(parts)
+
+
+def condition_lines(goal: Goal) -> list[str]:
+    lines = []
+    for i, c in enumerate(goal.stopping_conditions):
+        extra = f" (>= {c.threshold:g}%)" if c.threshold is not None else ""
+        lines.append(f"  [{i}] {c.type}{extra}: {c.command}")
+    return lines
+
+
+def goal_table(summaries: list[dict]) -> str:
+    if not summaries:
+        return "no goals"
+    rows = [f"{'ID':<13} {'STATE':<9} {'ITER':>7} {'SPEND':>9}  OBJECTIVE"]
+    for s in summaries:
+        its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
+        objective = s["objective"].replace("\n", " ")
+        rows.append(f"{s['goalId']:<13} {s['state']:<9} {its:>7} {money(s['dollars']):>9}  {objective[:70]}")
+    return "\n".join(rows)
+
+
+def status(goal: Goal, now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    lines = [f"{goal.goal_id}: {goal.objective}",
+             f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else ""),
+             f"project: {goal.project_root}",
+             f"session: {goal.session_id or '(none)'}",
+             "conditions:", *condition_lines(goal),
+             f"budget: {budget_line(goal)}",
+             f"oracle: {goal.oracle.provider} ({goal.oracle.model})"]
+    if goal.oracle.provider == "conditions":
+        lines.append("  note: no independent judge is in play; the conditions alone decide")
+    if goal.escalation:
+        e = goal.escalation
+        lines.append(f"escalated: {e.stop_reason}" + (f", blocker {e.blocker}" if e.blocker else "")
+                     + (f", triage {e.triage_id}" if e.triage_id else "") + (f": {e.detail}" if e.detail else ""))
+    for it in goal.history[-5:]:
+        passing = sum(c.passed for c in it.conditions)
+        age = duration((now - parse_iso(it.ended_at)).total_seconds())
+        lines.append(f"  #{it.number} {it.decision.action:<8} {passing}/{len(it.conditions)} passing, {age} ago")
+    if goal.last_hint:
+        lines.append(f"last hint: {goal.last_hint}")
+    return "\n".join(lines)
+
+
+def iteration_line(outcome) -> str:
+    """One live progress line per iteration of `goal run`."""
+    goal, it, d = outcome.goal, outcome.iteration, outcome.decision
+    passing = f"{sum(c.passed for c in it.conditions)}/{len(it.conditions)} passing" if it else "no checks"
+    what = d.action if d.action != "stop" else f"stop: {d.stop_reason}"
+    return (f"iteration {goal.spent.iterations}/{goal.budget.max_iterations or '∞'}: {passing}, "
+            f"{money(goal.spent.dollars)}, {duration(goal.spent.active_seconds)} active -> {what}")
+
+
+def run_summary(goal: Goal, stop: str) -> str:
+    lines = [f"{goal.goal_id}: {stop} after {goal.spent.iterations} iteration(s), "
+             f"{duration(goal.spent.active_seconds)} active, {money(goal.spent.dollars)}"]
+    if goal.escalation and goal.escalation.triage_id:
+        lines.append(f"escalated: triage item {goal.escalation.triage_id} (`goal triage show {goal.escalation.triage_id}`)")
+    if stop not in ("converged",) and goal.last_hint:
+        lines.append(f"last hint: {goal.last_hint}")
+    return "\n".join(lines)
+
+
+def triage_table(items) -> str:
+    if not items:
+        return "the triage inbox is empty"
+    rows = [f"{'ID':<12} {'STATUS':<9} {'REASON':<16} {'GOAL':<13}  OBJECTIVE"]
+    for i in items:
+        reason = i.stop_reason or i.source
+        rows.append(f"{i.triage_id:<12} {i.status:<9} {reason:<16} {i.goal_id or '-':<13}  "
+                    f"{i.objective.replace(chr(10), ' ')[:60]}")
+    return "\n".join(rows)
+
+
+def triage_item(item) -> str:
+    lines = [f"{item.triage_id} ({item.status}, from {item.source}): {item.objective}",
+             f"project: {item.project_root}"]
+    if item.goal_id:
+        lines.append(f"goal: {item.goal_id}, stopped: {item.stop_reason}"
+                     + (f", blocker: {item.blocker}" if item.blocker else ""))
+    lines.append(f"spent: {item.iterations} iteration(s), {money(item.spent.dollars)}, "
+                 f"{duration(item.spent.active_seconds)} active")
+    lines += [f"failing: {c.command}: {c.first_failure or ''}" for c in item.failing_conditions]
+    lines += [f"reason: {r}" for r in item.reasons]
+    if item.hint:
+        lines.append(f"last hint: {item.hint}")
+    lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "
+                 f"`goal triage dismiss {item.triage_id}`")
+    return "\n".join(lines)

@@ -1,0 +1,93 @@
+"""The headless loop behind `goal run`: maker, then one engine iteration, until the goal ends.
+
+Interrupted runs carry on where they stopped: counters and history live in the goal file, and a
+maker whose work was already recorded (the pending iteration) is not run again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Callable
+
+from . import budget, engine, goals
+from .makers import Maker
+from .models import EXIT_CODES, GOAL_ID_RE, Goal
+from .store import Store
+
+EXIT_PAUSED = 75
+
+
+@dataclass
+class RunResult:
+    goal: Goal
+    stop: str  # a stop reason, or "paused"
+    outcomes: list[engine.Outcome] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.stop, EXIT_PAUSED)
+
+    def ledger(self) -> dict:
+        """The summary `goal run --json` prints."""
+        g = self.goal
+        return {
+            "goalId": g.goal_id,
+            "met": self.stop == "converged",
+            "stop": self.stop,
+            "turns": g.spent.iterations,
+            "totalCostUsd": round(g.spent.dollars, 6),
+            "triageId": g.escalation.triage_id if g.escalation else None,
+            "evidence": [
+                {"iteration": it.number, "action": it.decision.action, "stopReason": it.decision.stop_reason,
+                 "passing": sum(c.passed for c in it.conditions), "conditions": len(it.conditions),
+                 "converged": it.verdict.converged if it.verdict else None,
+                 "judgeError": it.judge_error, "hint": it.decision.hint,
+                 "treeFingerprint": it.tree_fingerprint,
+                 "costUsd": round(it.maker_cost.dollars + it.oracle_cost.dollars, 6)}
+                for it in g.history
+            ],
+        }
+
+
+def _remaining_seconds(goal: Goal) -> float | None:
+    if goal.budget.max_duration is None:
+        return None
+    return max(1.0, budget.parse_duration(goal.budget.max_duration) - goal.spent.active_seconds)
+
+
+def run_goal(store: Store, goal_id: str, maker: Maker, *,
+             on_iteration: Callable[[engine.Outcome], None] | None = None,
+             on_progress: Callable | None = None) -> RunResult:
+    """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``."""
+    outcomes: list[engine.Outcome] = []
+    engine.attach(store, goal_id)
+    try:
+        while True:
+            goal = store.load(Goal, goal_id)
+            if goal.state != "active":
+                return RunResult(goal, goal.stop_reason or "paused", outcomes)
+            stopped = engine.stop_if_exhausted(store, goal_id)
+            if stopped:
+                return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
+            if goal.pending is None:
+                report = maker.work(goal, goal.last_hint, store.path_for(Goal, goal_id), _remaining_seconds(goal))
+                goal = engine.record_maker(store, goal_id, report)
+                if goal.state != "active":
+                    continue
+            outcome = engine.run_iteration(store, goal_id, on_progress=on_progress)
+            outcomes.append(outcome)
+            if on_iteration:
+                on_iteration(outcome)
+    finally:
+        engine.detach(store, goal_id)
+
+
+def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.GoalSpec]) -> str:
+    """`goal run` takes a goal id, an objective for a new goal, or nothing (this project's open goal)."""
+    if target is None:
+        return goals.resolve(store, None).goal_id
+    if GOAL_ID_RE.match(target):
+        return target
+    return goals.new_goal(store, new_spec()).goal_id

@@ -1,0 +1,225 @@
+"""The only code that touches goal and triage files.
+
+Every read and write is validated against the schema and the model. Writes are atomic (temp file
+in the same folder, fsync, rename) under a per-file lock, files are 0600 and folders 0700. A file
+that does not parse or validate is moved to ``quarantine/`` and reported once; everything else
+keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from filelock import FileLock, Timeout
+from pydantic import ValidationError
+
+from . import index, schema
+from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
+from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Model, TriageItem, now_iso
+
+M = TypeVar("M", bound=Model)
+
+_KINDS: dict[type[Model], tuple[str, str, re.Pattern[str]]] = {
+    Goal: ("goals", "goal", GOAL_ID_RE),
+    TriageItem: ("triage", "triage-item", TRIAGE_ID_RE),
+}
+LOCK_TIMEOUT = 30.0
+
+
+class Store:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root else index.home()
+        self.quarantined: list[tuple[Path, str]] = []
+
+    # ---- paths and plumbing -------------------------------------------------------------
+
+    def _dir(self, name: str) -> Path:
+        path = self.root / name
+        if not path.is_dir():
+            # mkdir(parents=True) gives the parents the umask's mode: make the home 0700 ourselves
+            # when we are the ones creating it (an existing ~/.claude is the user's to keep).
+            if not self.root.is_dir():
+                self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path.mkdir(exist_ok=True, mode=0o700)
+        return path
+
+    def path_for(self, kind: type[Model], item_id: str) -> Path:
+        folder, _, pattern = _KINDS[kind]
+        # fullmatch, not match: `$` lets "goal-abcdefgh\n" through. Checked before any path is built.
+        if not isinstance(item_id, str) or not pattern.fullmatch(item_id):
+            what = "goal id" if kind is Goal else "triage id"
+            see = "goal list --all" if kind is Goal else "goal triage list"
+            raise InvalidInput(f"{item_id!r} is not a valid {what} (expected {pattern.pattern}); "
+                               f"run `{see}` to see the ids")
+        return self._dir(folder) / f"{item_id}.json"
+
+    @contextmanager
+    def lock(self, path: Path) -> Iterator[None]:
+        try:
+            with FileLock(str(self._dir("locks") / f"{path.name}.lock"), timeout=LOCK_TIMEOUT, mode=0o600):
+                yield
+        except Timeout:
+            raise GoalConvergenceError(
+                f"{path.name} stayed locked by another goal-convergence process for {LOCK_TIMEOUT:g}s; "
+                f"wait for it to finish (see `ps`) and try again") from None
+
+    def _write(self, path: Path, doc: dict) -> None:
+        data = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        try:
+            raw = data.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (undecodable argv bytes) survive only as \u escapes
+            raw = (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("ascii")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def _quarantine(self, path: Path, reason: str) -> Path:
+        stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+        dest = self._dir("quarantine") / f"{path.name}.{stamp}"
+        os.replace(path, dest)
+        note = os.open(dest.with_name(dest.name + ".reason.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(note, "w", encoding="utf-8") as fh:
+            fh.write(f"{path}\n{reason}\n")
+        return dest
+
+    def _parse(self, kind: type[M], path: Path, text: str) -> M:
+        _, schema_name, _ = _KINDS[kind]
+        try:
+            doc = schema.parse_json(text)
+        except ValueError as exc:
+            raise CorruptFile(f"{path} is not valid JSON ({exc})") from None
+        problems = schema.errors(doc, schema_name)
+        if problems:
+            raise CorruptFile(f"{path} does not match {schema_name}.schema.json: {'; '.join(problems[:3])}")
+        try:
+            return kind.from_doc(doc)
+        except ValidationError as exc:
+            raise CorruptFile(f"{path} is not a valid {kind.__name__}: {exc.errors()[0]['msg']}") from None
+
+    def _validated_doc(self, item: Model) -> dict:
+        doc = item.dump()
+        problems = schema.errors(doc, _KINDS[type(item)][1])
+        if problems:  # a bug of ours, never a user's: refuse to write a file we could not read back
+            raise CorruptFile(f"refusing to write an invalid {type(item).__name__}: {'; '.join(problems[:3])}")
+        return doc
+
+    def _read(self, kind: type[M], path: Path) -> M:
+        """Read one document; call it under the document's lock, since a broken one is moved away."""
+        try:
+            text = path.read_text(encoding="utf-8", errors="strict")
+        except FileNotFoundError:
+            what = "goal" if kind is Goal else "triage item"
+            raise GoalNotFound(f"no {what} {path.stem}; run `goal list --all` or `goal triage list` to see them") from None
+        except UnicodeDecodeError as exc:
+            text, reason = None, f"{path} is not UTF-8 ({exc.reason})"
+        if text is not None:
+            try:
+                return self._parse(kind, path, text)
+            except CorruptFile as exc:
+                reason = str(exc)
+        dest = self._quarantine(path, reason)
+        error = CorruptFile(f"{reason}. It was moved to {dest}; restore it by hand or start a new goal.")
+        error.moved_to, error.reason = dest, reason
+        raise error
+
+    # ---- generic documents --------------------------------------------------------------
+
+    def load(self, kind: type[M], item_id: str) -> M:
+        path = self.path_for(kind, item_id)
+        with self.lock(path):
+            return self._read(kind, path)
+
+    def create(self, item: M) -> M:
+        item_id = item.goal_id if isinstance(item, Goal) else item.triage_id  # type: ignore[attr-defined]
+        path = self.path_for(type(item), item_id)
+        with self.lock(path):
+            if path.exists():
+                raise InvalidInput(f"{item_id} already exists")
+            self._save_locked(path, item)
+        return item
+
+    def update(self, kind: type[M], item_id: str, change: Callable[[M], M | None]) -> M:
+        """Load, change and save one document under its lock: the only read-modify-write there is."""
+        path = self.path_for(kind, item_id)
+        with self.lock(path):
+            item = self._read(kind, path)
+            item = change(item) or item
+            self._save_locked(path, item)
+        return item
+
+    def _save_locked(self, path: Path, item: Model) -> None:
+        item.updated_at = now_iso()  # type: ignore[attr-defined]
+        doc = self._validated_doc(item)
+        self._write(path, doc)
+        if isinstance(item, Goal):
+            self._index_put(item.goal_id, doc, path)
+
+    def _read_all(self, kind: type[M]) -> list[tuple[M, list[int]]]:
+        """Every valid document of a kind with the stamp of the file it came from, taken under its
+        lock; broken ones are quarantined and listed in ``quarantined``."""
+        folder, _, pattern = _KINDS[kind]
+        found = []
+        for path in sorted(self._dir(folder).glob("*.json")):
+            if not pattern.fullmatch(path.stem):
+                continue
+            try:
+                with self.lock(path):
+                    found.append((self._read(kind, path), index.file_stamp(path)))
+            except CorruptFile as exc:
+                self.quarantined.append((exc.moved_to, exc.reason))
+            except (GoalNotFound, FileNotFoundError):
+                continue  # removed since the folder was listed
+        return found
+
+    def iter_all(self, kind: type[M]) -> list[M]:
+        found = self._read_all(kind)
+        if kind is Goal:
+            self._index_rebuild(found)  # type: ignore[arg-type]
+        return [item for item, _ in found]
+
+    # ---- goal index (see index.py) ------------------------------------------------------
+
+    def _index_put(self, goal_id: str, doc: dict, path: Path) -> None:
+        ipath = index.index_path(self.root)
+        with self.lock(ipath):
+            try:
+                entries = json.loads(ipath.read_text(encoding="utf-8"))["goals"]
+            except (OSError, ValueError, KeyError, TypeError):
+                entries = {}
+            if not isinstance(entries, dict):
+                entries = {}
+            entries[goal_id] = index.summary(doc, index.file_stamp(path))
+            self._write(ipath, {"goals": entries})
+
+    def _index_rebuild(self, found: list[tuple[Goal, list[int]]]) -> list[dict]:
+        # Each summary keeps the stamp of the file as it was read: a goal written since then no
+        # longer matches its stamp, so readers see the index as stale instead of trusting old news.
+        entries = {g.goal_id: index.summary(g.dump(), stamp) for g, stamp in found}
+        ipath = index.index_path(self.root)
+        with self.lock(ipath):
+            self._write(ipath, {"goals": entries})
+        return list(entries.values())
+
+    def summaries(self, refresh: bool = False) -> list[dict]:
+        """Goal summaries from the index; read from the goal files themselves when the index is
+        stale or ``refresh`` asks for a full read (which also quarantines broken files)."""
+        found = None if refresh else index.read(self.root)
+        if found is None:
+            found = self._index_rebuild(self._read_all(Goal))
+        return found

@@ -1,0 +1,128 @@
+"""What the project's files hold, as one hash, and what changed since a commit.
+
+``tree_fingerprint`` covers tracked files and untracked files git does not ignore, by content:
+it changes when a file's bytes change and not when a file is only touched. Outside a git
+repository it walks the folder instead, skipping VCS, dependency and cache folders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+_SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+_DIFF_LIMIT = 2048
+_GIT_TIMEOUT = 120
+# A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
+# file that recent could hide the second write (git's "racy clean" problem), so it is not cached.
+_RACY_NS = 2_000_000_000
+
+_cache: dict[str, tuple[tuple[int, int, int], str]] = {}
+_cache_lock = threading.Lock()
+
+
+def hash_file(path: Path) -> str | None:
+    """sha256 of a regular file's bytes, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, stdin=subprocess.DEVNULL,
+                              timeout=_GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _git_files(root: Path) -> list[str] | None:
+    done = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if done is None or done.returncode != 0:
+        return None
+    return sorted({os.fsdecode(p) for p in done.stdout.split(b"\0") if p})
+
+
+def _walk_files(root: Path) -> list[str]:
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
+        rel = os.path.relpath(folder, root)
+        found.extend(f if rel == "." else f"{rel}/{f}".replace(os.sep, "/") for f in files)
+    return sorted(found)
+
+
+def _content_hash(path: str) -> str | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None  # a tracked file deleted from the work tree
+    if stat.S_ISLNK(st.st_mode):
+        return "link:" + os.readlink(path)
+    if not stat.S_ISREG(st.st_mode):
+        return "dir"  # a submodule or nested repository: its own commits are not this tree
+    key = (st.st_size, st.st_mtime_ns, st.st_ino)
+    with _cache_lock:
+        cached = _cache.get(path)
+    if cached and cached[0] == key:
+        return cached[1]
+    digest = hash_file(Path(path)) or "unreadable"
+    if time.time_ns() - st.st_mtime_ns > _RACY_NS:
+        with _cache_lock:
+            _cache[path] = (key, digest)
+    return digest
+
+
+def tree_fingerprint(root: Path) -> str:
+    """sha256 over (relative path, content hash) of the project's files."""
+    root = Path(root).resolve()
+    files = _git_files(root)
+    if files is None:
+        files = _walk_files(root)
+    total = hashlib.sha256()
+    for rel in files:
+        digest = _content_hash(os.path.join(root, rel))
+        if digest is not None:
+            total.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))
+    return total.hexdigest()
+
+
+def head_commit(root: Path) -> str | None:
+    done = _git(Path(root), "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if done is None or done.returncode != 0:
+        return None
+    return done.stdout.decode().strip() or None
+
+
+def diff_stat(root: Path, base: str | None) -> str:
+    """``git diff --stat`` of the work tree against ``base`` (else HEAD), untracked files noted.
+
+    Bounded to about 2 KB. Empty outside a git repository."""
+    root = Path(root)
+    inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    if inside is None or inside.returncode != 0:
+        return ""
+    parts = []
+    against = base or "HEAD"
+    done = _git(root, "diff", "--stat", "--no-color", against, "--", ".")
+    if done is not None and done.returncode == 0:
+        parts.append(done.stdout.decode("utf-8", "replace").rstrip())
+    elif base is not None:
+        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()[:1] if done else ["git did not run"]
+        parts.append(f"(no diff against {base}: {' '.join(reason)})")
+    others = _git(root, "ls-files", "-z", "--others", "--exclude-standard")
+    if others is not None and others.returncode == 0:
+        untracked = [os.fsdecode(p) for p in others.stdout.split(b"\0") if p]
+        if untracked:
+            parts.append(f"{len(untracked)} untracked file(s): " + ", ".join(untracked))
+    text = "\n".join(p for p in parts if p)
+    if len(text) > _DIFF_LIMIT:
+        text = text[: _DIFF_LIMIT - 15].rstrip() + "\n… (truncated)"
+    return text

@@ -1,0 +1,91 @@
+"""The triage inbox: goals that need a person, written when the loop escalates (or a heartbeat finds
+a failure), and acted on or dismissed with `goal triage ...`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import goals
+from .errors import IllegalTransition
+from .models import FailingCondition, Goal, TriageItem, new_id, now_iso
+from .store import Store
+
+
+def new_triage_id() -> str:
+    return new_id("tri-")
+
+
+def failing_conditions(goal: Goal) -> list[FailingCondition]:
+    if not goal.history:
+        return []
+    return [
+        FailingCondition(type=c.type, command=c.command,
+                         first_failure=(c.error or (c.failure_lines[0] if c.failure_lines else None)
+                                        or ("timed out" if c.timed_out else f"exit {c.exit_code}"))[:300])
+        for c in goal.history[-1].conditions if not c.passed
+    ]
+
+
+def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> TriageItem:
+    """Write the triage item an escalated goal points at (idempotent: an existing one is kept)."""
+    assert goal.escalation is not None and goal.escalation.triage_id is not None
+    triage_id = goal.escalation.triage_id
+    if store.path_for(TriageItem, triage_id).exists():
+        return store.load(TriageItem, triage_id)
+    last = goal.history[-1] if goal.history else None
+    stamp = now_iso(now)
+    item = TriageItem(
+        triage_id=triage_id,
+        goal_id=goal.goal_id,
+        objective=goal.objective,
+        project_root=goal.project_root,
+        stop_reason=goal.escalation.stop_reason,
+        blocker=goal.escalation.blocker,
+        reasons=(list(last.verdict.reasons) if last and last.verdict else []) + (last.decision.notes if last else []),
+        hint=goal.last_hint or None,
+        failing_conditions=failing_conditions(goal),
+        spent=goal.spent.model_copy(),
+        iterations=goal.spent.iterations,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    return store.create(item)
+
+
+def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:
+    items = [i for i in store.iter_all(TriageItem) if show_all or i.status == "open"]
+    return sorted(items, key=lambda i: i.created_at, reverse=True)
+
+
+def _open(store: Store, triage_id: str) -> TriageItem:
+    item = store.load(TriageItem, triage_id)
+    if item.status != "open":
+        raise IllegalTransition(f"triage item {triage_id} is already {item.status}; `goal triage list --all` shows it")
+    return item
+
+
+def dismiss(store: Store, triage_id: str) -> TriageItem:
+    _open(store, triage_id)
+    return store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "dismissed"))
+
+
+def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None = None) -> Goal:
+    """Re-open the item's goal (budget flags set its new limits), or make a new goal from an item that
+    has none, its conditions the failing checks."""
+    now = now or datetime.now(UTC)
+    item = _open(store, triage_id)
+    if item.goal_id:
+        goal = goals.resume(store, item.goal_id, raise_budget=raise_budget, now=now)
+    else:
+        flags: dict = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}
+        spec = goals.GoalSpec(objective=item.objective, project=Path(item.project_root), source="triage",
+                              **{k: v for k, v in raise_budget.items() if v is not None})
+        for c in item.failing_conditions:
+            if c.type in flags and getattr(spec, flags[c.type]) is None:
+                setattr(spec, flags[c.type], c.command)
+            else:
+                spec.checks.append(c.command)
+        goal = goals.new_goal(store, spec, now)
+    store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "acted"))
+    return goal

@@ -1,0 +1,222 @@
+"""Real headless loops: `goal run` in a subprocess, command makers, real git repos, and the scripted
+Messages API as the oracle."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakeapi import delay, text
+
+GOAL = [sys.executable, "-m", "goal_convergence"]
+
+CALC = "def add(a, b):\n    return a - b  # BUG\n\n\ndef mul(a, b):\n    return a + b  # BUG\n"
+CHECK = "python -c \"import calc; assert calc.add(2, 3) == 5, 'add is wrong'; assert calc.mul(2, 3) == 6, 'mul is wrong'\""
+FIX_ONE = """
+import os, pathlib, sys
+log = pathlib.Path(os.environ["MAKER_LOG"])
+with log.open("a") as fh:
+    fh.write(os.environ["GOAL_ITERATION"] + "\\t" + os.environ.get("GOAL_HINT", "").replace("\\n", " ") + "\\n")
+src = pathlib.Path("calc.py")
+lines = src.read_text().splitlines(keepends=True)
+for i, line in enumerate(lines):
+    if "# BUG" in line:
+        lines[i] = line.replace("a - b", "a + b").replace("a + b  # BUG", "a * b") if "mul" in lines[i - 1] \\
+            else line.replace("a - b  # BUG", "a + b")
+        break
+src.write_text("".join(lines))
+print("fixed one bug; everything should pass now")
+"""
+
+
+def verdict(converged: bool, hint: str = "", reasons: list[str] | None = None, **usage):
+    doc = {"converged": converged, "conditionResults": [], "reasons": reasons or ["scripted"],
+           "nextHint": hint, "confidence": 0.9}
+    return text(json.dumps(doc), usage=usage or None)
+
+
+@pytest.fixture
+def project(git_repo: Path) -> Path:
+    (git_repo / "calc.py").write_text(CALC)
+    return git_repo
+
+
+@pytest.fixture
+def env(fake_api, tmp_path) -> dict[str, str]:
+    return {**os.environ, "ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "x",
+            "GOAL_CONVERGENCE_ORACLE_RETRIES": "0", "GOAL_CONVERGENCE_ORACLE_TIMEOUT": "20",
+            "MAKER_LOG": str(tmp_path / "maker.log"), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+
+def goal(*args: str, env: dict, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*GOAL, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def new_goal(project: Path, env: dict, *flags: str) -> str:
+    done = goal("new", "fix calc.py so its checks pass", "--check", CHECK, *flags, "--json", env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["goalId"]
+
+
+def load(env: dict, goal_id: str) -> dict:
+    return json.loads((Path(env["GOAL_CONVERGENCE_HOME"]) / "goals" / f"{goal_id}.json").read_text())
+
+
+def maker_script(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "maker.py"
+    path.write_text(body)
+    return f"{sys.executable} {path}"
+
+
+def assert_ledger_exact(doc: dict) -> None:
+    numbers = [it["number"] for it in doc["history"]]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert doc["spent"]["iterations"] == len(numbers)
+    assert doc["pending"] is None
+
+
+def test_converges_in_two_and_the_hint_reaches_the_maker(project, env, fake_api, tmp_path):
+    fake_api.enqueue(verdict(False, "mul() in calc.py adds instead of multiplying: return a * b"), verdict(True))
+    gid = new_goal(project, env)
+    run = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE), "--json", env=env, cwd=project)
+    ledger = json.loads(run.stdout)
+    assert run.returncode == 0, run.stderr
+    assert (ledger["met"], ledger["stop"], ledger["turns"]) == (True, "converged", 2)
+    assert [e["passing"] for e in ledger["evidence"]] == [0, 1]
+    log = Path(env["MAKER_LOG"]).read_text().splitlines()
+    assert log[1] == "2\tmul() in calc.py adds instead of multiplying: return a * b"
+    doc = load(env, gid)
+    assert doc["state"] == "converged" and doc["stopReason"] == "converged"
+    assert_ledger_exact(doc)
+    oracle_calls = fake_api.messages
+    assert len(oracle_calls) == 2 and oracle_calls[0].body["model"] == "claude-haiku-5-5"
+
+
+def test_claim_only_maker_ends_stuck_with_a_triage_item(project, env, fake_api):
+    fake_api.set_responder(lambda body: verdict(False, "add() still subtracts"))
+    gid = new_goal(project, env)
+    run = goal("run", gid, "--maker-cmd", "echo 'All done, every test passes!'", "--json", env=env, cwd=project)
+    assert run.returncode == 2, run.stderr
+    ledger = json.loads(run.stdout)
+    assert ledger["stop"] == "stuck" and ledger["turns"] == 3
+    items = json.loads(goal("triage", "list", "--json", env=env, cwd=project).stdout)
+    assert len(items) == 1 and items[0]["goalId"] == gid and items[0]["stopReason"] == "stuck"
+    assert items[0]["failingConditions"][0]["firstFailure"]
+    assert load(env, gid)["escalation"]["triageId"] == items[0]["triageId"]
+
+
+def test_busy_maker_that_fixes_nothing_ends_at_the_ceiling(project, env, fake_api):
+    fake_api.set_responder(lambda body: verdict(False, "calc.py is still wrong"))
+    gid = new_goal(project, env, "--max-iterations", "4")
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    assert run.returncode == 4, run.stderr
+    assert json.loads(run.stdout)["turns"] == 4
+
+
+def test_wall_time_budget_ends_with_timeout(project, env, fake_api):
+    fake_api.set_responder(lambda body: verdict(False, "keep going"))
+    gid = new_goal(project, env, "--max-duration", "2s")
+    run = goal("run", gid, "--maker-cmd", "sleep 1.2; date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert load(env, gid)["spent"]["activeSeconds"] >= 2
+
+
+def test_dollar_budget_ends_with_budget_exhausted(project, env, fake_api):
+    # 5M input tokens on claude-haiku-5-5 cost $0.50 a call
+    fake_api.set_responder(lambda body: verdict(False, "keep going", input_tokens=5_000_000))
+    gid = new_goal(project, env, "--max-dollars", "1.2")
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    assert run.returncode == 5, run.stdout + run.stderr
+    spent = load(env, gid)["spent"]
+    assert 0.99 <= spent["oracleDollars"] <= 1.51
+
+
+def test_paused_time_is_not_charged(project, env, fake_api, tmp_path):
+    fake_api.enqueue(verdict(False, "fix mul"), verdict(True))
+    gid = new_goal(project, env)
+    pause_then_fix = maker_script(tmp_path, FIX_ONE + f"\nimport subprocess\nsubprocess.run({GOAL!r} + ['pause', '{gid}'])\n")
+    first = goal("run", gid, "--maker-cmd", pause_then_fix, env=env, cwd=project)
+    assert first.returncode == 75, first.stderr  # paused while it ran
+    assert load(env, gid)["state"] == "paused"
+    time.sleep(2.5)
+    assert goal("resume", gid, env=env, cwd=project).returncode == 0
+    second = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE), "--json", env=env, cwd=project)
+    assert second.returncode == 0, second.stderr
+    doc = load(env, gid)
+    assert doc["spent"]["activeSeconds"] < 2.5, "the paused gap was charged"
+    assert_ledger_exact(doc)
+
+
+def _wait_for(predicate, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def _kill_tree(pid_file: Path) -> None:
+    if pid_file.exists():
+        try:
+            os.killpg(int(pid_file.read_text().split()[0]), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+@pytest.mark.parametrize("when", ["checks", "oracle", "after-persist"])
+def test_kill_9_then_run_again_loses_and_doubles_nothing(project, env, fake_api, tmp_path, when):
+    mark = tmp_path / "mark"
+    slow_check = f"if [ ! -e {mark} ]; then echo $$ > {mark}; sleep 30; fi; {CHECK}" if when == "checks" else CHECK
+    done = goal("new", "fix calc.py", "--check", slow_check, "--json", env=env, cwd=project)
+    gid = json.loads(done.stdout)["goalId"]
+    maker = FIX_ONE
+    if when == "after-persist":  # the second maker run starts right after iteration 1 was persisted
+        maker += (f"\nimport time\nif os.environ['GOAL_ITERATION'] == '2' and not pathlib.Path({str(mark)!r}).exists():\n"
+                  f"    pathlib.Path({str(mark)!r}).write_text(str(os.getpgrp()))\n    time.sleep(30)\n")
+    if when == "oracle":
+        fake_api.enqueue(delay(30, verdict(False, "never seen")))
+    fake_api.enqueue(verdict(False, "fix mul() in calc.py"), verdict(True))
+    cmd = maker_script(tmp_path, maker)
+    proc = subprocess.Popen([*GOAL, "run", gid, "--maker-cmd", cmd], env=env, cwd=project,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if when == "oracle":
+            _wait_for(lambda: len(fake_api.messages) == 1)
+            mark.write_text("")
+        else:
+            _wait_for(lambda: mark.exists() and mark.read_text().strip() != "")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        _kill_tree(mark)
+    before = load(env, gid)
+    again = goal("run", gid, "--maker-cmd", cmd, "--json", env=env, cwd=project)
+    assert again.returncode == 0, again.stdout + again.stderr
+    doc = load(env, gid)
+    assert_ledger_exact(doc)
+    assert doc["spent"]["iterations"] == 2 and doc["state"] == "converged"
+    assert doc["history"][: len(before["history"])] == before["history"], "recorded iterations were rewritten"
+    runs = [line.split("\t")[0] for line in Path(env["MAKER_LOG"]).read_text().splitlines()]
+    # the maker's work is recorded before the checks: only a maker killed mid-run is run again
+    assert runs == (["1", "2", "2"] if when == "after-persist" else ["1", "2"])
+
+
+def test_flaky_condition_is_confirmed_before_it_converges(project, env, fake_api, tmp_path):
+    counter = tmp_path / "count"
+    flaky = (f"n=$(( $(cat {counter} 2>/dev/null || echo 0) + 1 )); echo $n > {counter}; "
+             f"[ $((n % 2)) -eq 0 ] || {{ echo 'FAILED test_flaky - odd run'; exit 1; }}")
+    fake_api.set_responder(lambda body: verdict(True))
+    done = goal("new", "make the flaky check pass", "--check", flaky, "--json", env=env, cwd=project)
+    gid = json.loads(done.stdout)["goalId"]
+    run = goal("run", gid, "--maker-cmd", "echo trying", "--json", env=env, cwd=project)
+    assert run.returncode == 2, run.stdout  # never converged on a pass that a re-run contradicted
+    second = load(env, gid)["history"][1]
+    cond = second["conditions"][0]
+    assert cond["rerun"] is not None and cond["rerun"]["passed"] is False and cond["passed"] is False
+    assert any("flaky" in n for n in second["decision"]["notes"])

@@ -1,0 +1,162 @@
+"""The transcript meter counts each assistant message once, incrementally, subagents included."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from goal_convergence import transcript
+from goal_convergence.errors import PriceUnknown
+
+SONNET = "claude-sonnet-5"  # $2 in, $10 out per million tokens
+
+
+def line(mid: str, *, model: str = SONNET, inp: int = 1000, out: int = 100, block: str = "text",
+         stamp: str = "2026-11-30T10:00:00.000Z") -> str:
+    """One transcript line as Claude Code 2.1.328 writes it for one content block of a message."""
+    content = [{"type": "text", "text": "ok"}] if block == "text" else [
+        {"type": "tool_use", "id": f"toolu_{mid}", "name": "Edit", "input": {}}]
+    return json.dumps({
+        "type": "assistant", "uuid": f"u-{mid}-{block}", "sessionId": "s1", "timestamp": stamp,
+        "isSidechain": False, "version": "2.1.328",
+        "message": {"id": mid, "model": model, "role": "assistant", "content": content, "stop_reason": None,
+                    "usage": {"input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": 0,
+                              "cache_read_input_tokens": 0, "service_tier": "standard"}},
+    }) + "\n"
+
+
+def user_line(text: str = "result") -> str:
+    return json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_x", "content": text}]}}) + "\n"
+
+
+def cost(inp: int, out: int) -> float:
+    return (inp * 2 + out * 10) / 1e6
+
+
+@pytest.fixture
+def session(tmp_path) -> Path:
+    return tmp_path / "projects" / "-work-p" / "s1.jsonl"
+
+
+def write(path: Path, *lines: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(lines))
+
+
+def test_a_message_repeated_per_content_block_counts_once_with_its_last_usage(session):
+    write(session, line("msg_1", out=1), line("msg_1", out=40, block="tool"), user_line(),
+          line("msg_2", inp=2000, out=7))
+    r = transcript.read(session, {}, final=True)
+    assert r.dollars == pytest.approx(cost(1000, 40) + cost(2000, 7))
+    assert r.tokens == 1040 + 2007
+    assert r.model == SONNET
+    assert r.offsets == {str(session): session.stat().st_size}
+
+
+def test_synthetic_messages_and_other_lines_cost_nothing(session):
+    write(session, user_line(), line("msg_s", model="<synthetic>"), '{"type": "summary"}\n', "not json\n")
+    r = transcript.read(session, {}, final=True)
+    assert (r.dollars, r.tokens, r.model) == (0, 0, None)
+
+
+def test_a_partial_last_line_is_left_for_the_next_read(session):
+    full = line("msg_1") + line("msg_2", out=5)
+    write(session, full[:-30])
+    first = transcript.read(session, {}, final=True)
+    assert first.dollars == pytest.approx(cost(1000, 100))
+    assert first.offsets[str(session)] == len(line("msg_1"))
+    write(session, full[-30:])
+    second = transcript.read(session, first.offsets, final=True)
+    assert second.dollars == pytest.approx(cost(1000, 5))
+    assert transcript.read(session, second.offsets, final=True).dollars == 0
+
+
+def test_a_message_split_across_two_reads_counts_once(session):
+    write(session, line("msg_1"), line("msg_2", out=3))
+    first = transcript.read(session, {})  # a Stop: msg_2 may still get lines, so it waits
+    assert first.dollars == pytest.approx(cost(1000, 100))
+    assert first.offsets[str(session)] == len(line("msg_1"))
+    write(session, line("msg_2", out=60, block="tool"), user_line(), line("msg_3", out=1))
+    second = transcript.read(session, first.offsets)
+    assert second.dollars == pytest.approx(cost(1000, 60))
+    last = transcript.read(session, second.offsets, final=True)  # the session ended: count the rest
+    assert last.dollars == pytest.approx(cost(1000, 1))
+    assert last.offsets[str(session)] == session.stat().st_size
+
+
+def test_interleaved_messages_are_held_back_together(session):
+    write(session, line("msg_a"), line("msg_b"), line("msg_a", out=300, block="tool"))
+    first = transcript.read(session, {})
+    assert first.dollars == 0 and first.offsets[str(session)] == 0
+    write(session, line("msg_b", out=200, block="tool"))
+    assert transcript.read(session, first.offsets, final=True).dollars == pytest.approx(cost(1000, 300) + cost(1000, 200))
+
+
+def test_subagent_transcripts_count_but_the_model_is_the_main_one(session):
+    write(session, line("msg_1"))
+    sub = session.parent / "s1" / "subagents" / "agent-a1.jsonl"
+    write(sub, line("msg_sub", model="claude-haiku-5-5", inp=10_000, out=1_000))
+    r = transcript.read(session, {}, final=True)
+    assert r.dollars == pytest.approx(cost(1000, 100) + (10_000 * 0.10 + 1_000 * 0.50) / 1e6)
+    assert r.model == SONNET
+    assert set(r.offsets) == {str(session), str(sub)}
+
+
+def test_since_skips_what_a_new_file_spent_before_the_goal_but_not_later_reads(session):
+    write(session, line("msg_old", stamp="2026-11-30T09:00:00Z"), line("msg_new", out=9, stamp="2026-11-30T11:00:00Z"))
+    since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    r = transcript.read(session, {}, since=since, final=True)
+    assert r.dollars == pytest.approx(cost(1000, 9))
+    write(session, line("msg_later", out=2, stamp="2026-11-30T09:30:00Z"))  # a known file: since no longer applies
+    assert transcript.read(session, r.offsets, since=since, final=True).dollars == pytest.approx(cost(1000, 2))
+
+
+def test_an_unknown_model_is_an_error_not_a_free_message(session):
+    write(session, line("msg_1", model="claude-mystery-9"))
+    with pytest.raises(PriceUnknown, match="claude-mystery-9"):
+        transcript.read(session, {}, final=True)
+
+
+def test_a_missing_transcript_reads_as_nothing(session):
+    assert transcript.read(session, {}, final=True) == transcript.Reading()
+
+
+def test_a_replaced_shorter_file_is_read_from_the_start(session):
+    write(session, line("msg_1"))
+    assert transcript.read(session, {str(session): 10_000}, final=True).dollars == pytest.approx(cost(1000, 100))
+
+
+MESSAGES = st.lists(st.tuples(st.integers(1, 3), st.integers(0, 500)), min_size=1, max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(messages=MESSAGES, cuts=st.lists(st.floats(0, 1), max_size=5))
+def test_any_sequence_of_reads_counts_every_message_exactly_once(tmp_path_factory, messages, cuts):
+    """However the writes are cut (mid-line, mid-message) and however often the Stop hook reads,
+    the reads add up to the message costs, last line winning."""
+    path = tmp_path_factory.mktemp("t") / "s.jsonl"
+    text = ""
+    for i, (n_lines, out) in enumerate(messages):
+        for k in range(n_lines):  # earlier lines of a streamed message carry fewer output tokens
+            text += line(f"msg_{i}", out=out if k == n_lines - 1 else out // 2, block="text" if k else "tool")
+        text += user_line()
+    data = text.encode()
+    points = sorted(int(c * len(data)) for c in cuts) + [len(data)]
+    offsets: dict[str, int] = {}
+    total, written = 0.0, 0
+    for point in points:
+        with open(path, "ab") as fh:
+            fh.write(data[written:point])
+        written = point
+        r = transcript.read(path, offsets)
+        total += r.dollars
+        offsets = {**offsets, **r.offsets}
+    total += transcript.read(path, offsets, final=True).dollars
+    assert total == pytest.approx(sum(cost(1000, out) for _, out in messages))
