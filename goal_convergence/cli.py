@@ -21,12 +21,15 @@ import click
 from . import conditions, goals, makers, render, runner, triage
 from .errors import GoalConvergenceError
 from .index import OPEN_STATES
-from .models import EXIT_ERROR, Goal, TriageItem
+from .models import EXIT_ERROR, TriageItem
 from .store import Store
 
 
 def _store() -> Store:
-    return Store()
+    store = Store()
+    # Whatever the command had to quarantine on the way is reported when it ends, whatever it did.
+    click.get_current_context().call_on_close(lambda: _report_quarantine(store))
+    return store
 
 
 def _echo_json(data: object) -> None:
@@ -34,7 +37,9 @@ def _echo_json(data: object) -> None:
 
 
 def _report_quarantine(store: Store) -> None:
-    for path, reason in store.quarantined:
+    """Report each quarantined file once, however often this is called."""
+    while store.quarantined:
+        path, reason = store.quarantined.pop(0)
         click.echo(f"warning: quarantined {path}: {reason}", err=True)
 
 
@@ -87,8 +92,6 @@ def spec_from(objective: str, options: dict) -> goals.GoalSpec:
     options["checks"] = list(options.get("checks") or [])
     options["protect"] = list(options.get("protect") or [])
     options["project"] = Path(options.get("project") or os.getcwd())
-    if options.get("max_duration") in ("0", "0s"):
-        options["max_duration"] = None
     return goals.GoalSpec(objective=objective, **options)
 
 
@@ -115,11 +118,7 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print JSON.")
 def list_cmd(show_all: bool, json_out: bool) -> None:
     """List open goals (active, paused, escalated), newest first."""
-    store = _store()
-    store.iter_all(Goal)  # a full read: quarantines what is broken and refreshes the index
-    _report_quarantine(store)
-    found = [s for s in store.summaries() if show_all or s["state"] in OPEN_STATES]
-    found.sort(key=lambda s: s["createdAt"], reverse=True)
+    found = goals.list_goals(_store(), show_all)
     _echo_json(found) if json_out else click.echo(render.goal_table(found))
 
 
@@ -134,20 +133,22 @@ def status_cmd(goal_id: str | None, json_out: bool) -> None:
 
 @cli.command("pause")
 @click.argument("goal_id", required=False)
-def pause_cmd(goal_id: str | None) -> None:
+@click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
+def pause_cmd(goal_id: str | None, json_out: bool) -> None:
     """Pause a goal: the loop stops at the next stop and paused time is not charged."""
     store = _store()
     goal = goals.move(store, goals.resolve(store, goal_id, states=("active",)).goal_id, "pause")
-    click.echo(f"paused {goal.goal_id}; `goal resume {goal.goal_id}` carries on")
+    _echo_json(goal.dump()) if json_out else click.echo(f"paused {goal.goal_id}; `goal resume {goal.goal_id}` carries on")
 
 
 @cli.command("abandon")
 @click.argument("goal_id", required=False)
-def abandon_cmd(goal_id: str | None) -> None:
+@click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
+def abandon_cmd(goal_id: str | None, json_out: bool) -> None:
     """Abandon a goal: it ends as failed (stop reason: cancelled)."""
     store = _store()
     goal = goals.move(store, goals.resolve(store, goal_id).goal_id, "abandon")
-    click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")
+    _echo_json(goal.dump()) if json_out else click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")
 
 
 @cli.command("resume")
@@ -238,6 +239,19 @@ def triage_dismiss_cmd(triage_id: str) -> None:
     """Dismiss an item: nothing more will be done about it."""
     triage.dismiss(_store(), triage_id)
     click.echo(f"dismissed {triage_id}")
+
+
+@cli.command("slash")
+@click.option("--session", "session_id", help="The Claude Code session a new or resumed goal is bound to.")
+def slash_cmd(session_id: str | None) -> None:
+    """Run /goal-convergence:goal with its raw argument text read from stdin (no shell parse).
+
+    Prints text for the model and exits 0 even on bad arguments: Claude Code aborts a slash command
+    whose helper fails, and the error text is what the user needs to see."""
+    from .slash import run_command  # it builds on this module's commands
+
+    reply = run_command("goal", click.get_text_stream("stdin").read(), session_id=session_id, cwd=os.getcwd())
+    click.echo(reply.text)
 
 
 def main(argv: list[str] | None = None) -> int:

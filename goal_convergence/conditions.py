@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 import re
 import select
@@ -21,9 +22,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import ClassVar, TextIO
 
 from .coverage import CoverageLines, parse_coverage
 from .errors import GoalConvergenceError, InvalidInput
@@ -65,11 +67,11 @@ def user_shell() -> str:
 class _Capture:
     """The bounded record of one command's output."""
 
-    def __init__(self, coverage: CoverageLines | None) -> None:
+    def __init__(self, failures: FailureScanner | None = None, coverage: CoverageLines | None = None) -> None:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
-        self.failures = FailureScanner()
+        self.failures = failures
         self.coverage = coverage
         self._carry = b""
 
@@ -99,7 +101,8 @@ class _Capture:
             self._carry = b""
 
     def _scan(self, block: bytes) -> None:
-        self.failures.feed(block)
+        if self.failures is not None:
+            self.failures.feed(block)
         if self.coverage is not None:
             self.coverage.feed(block)
 
@@ -107,12 +110,29 @@ class _Capture:
         return decode_output(bytes(self.head))
 
     def tail_text(self) -> str:
-        tail = bytes(self.tail)
-        # The cut may fall inside a UTF-8 sequence: drop its orphaned continuation bytes.
-        skip = 0
-        while skip < min(3, len(tail)) and 0x80 <= tail[skip] < 0xC0:
-            skip += 1
-        return decode_output(tail[skip:])
+        """The output after the head, its last TAIL_BYTES at most."""
+        return _decode_tail(bytes(self.tail))
+
+    def last_text(self) -> str:
+        """The last TAIL_BYTES of the output, wherever the head ends."""
+        if self.total <= HEAD_BYTES + TAIL_BYTES:
+            return _decode_tail((bytes(self.head) + bytes(self.tail))[-TAIL_BYTES:])
+        return self.tail_text()
+
+    def failure_lines(self) -> list[str]:
+        lines = self.failures.lines if self.failures is not None else []
+        if lines:
+            return lines
+        # Nothing any runner's rules recognise: a failing command's last words are what it said.
+        return [line for line in self.last_text().splitlines() if line.strip()][-_LAST_WORDS:]
+
+
+def _decode_tail(tail: bytes) -> str:
+    # The cut may fall inside a UTF-8 sequence: drop its orphaned continuation bytes.
+    skip = 0
+    while skip < min(3, len(tail)) and 0x80 <= tail[skip] < 0xC0:
+        skip += 1
+    return decode_output(tail[skip:])
 
 
 class _Child:
@@ -171,7 +191,10 @@ class _Child:
     def _leader_exited(self) -> bool:
         # WNOWAIT leaves the shell a zombie, so its pid (the group id) cannot be reused before we
         # are done signalling the group.
-        return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        try:
+            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # reaped behind our back (SIGCHLD ignored by the host program)
+            return True
 
     def signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -205,6 +228,26 @@ def _missing_command(output: str, command: str) -> str:
     return command.split()[0] if command.split() else command
 
 
+def _execute(command: str, root: Path, timeout: float | None, cancel: threading.Event | None, capture: _Capture,
+             env: Mapping[str, str] | None = None) -> tuple[int | None, bool, bool, float]:
+    """Run ``command`` to its end, its timeout or a cancel: (exit code, timed out, cancelled, seconds).
+
+    Raises OSError when the shell cannot be started at all."""
+    start = time.monotonic()
+    proc = subprocess.Popen([user_shell(), "-c", command], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    child = _Child(proc, capture)
+    try:
+        child.pump(start + (math.inf if timeout is None else timeout), cancel, linger=_LINGER)
+        cancelled = cancel is not None and cancel.is_set() and child.exited_at is None
+        timed_out = child.exited_at is None and not cancelled
+        if not child.finished:
+            child.stop_group()
+    finally:
+        exit_code = child.close()
+    return exit_code, timed_out, cancelled, time.monotonic() - start
+
+
 def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
          cancel: threading.Event | None) -> ConditionEvidence:
     def evidence(**fields: object) -> ConditionEvidence:
@@ -214,27 +257,16 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         coverage = CoverageLines(condition.coverage_regex) if condition.type == "coverage_threshold" else None
     except InvalidInput as e:
         return evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))
-    capture = _Capture(coverage)
-    start = time.monotonic()
+    capture = _Capture(FailureScanner(), coverage)
     try:
-        proc = subprocess.Popen([user_shell(), "-c", condition.command], cwd=root, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        exit_code, timed_out, cancelled, duration = _execute(condition.command, root, timeout, cancel, capture)
     except OSError as e:
         error = f"could not start the command ({e}); check that the project root {root} is readable"
         return evidence(passed=False, error=error, fingerprint=fingerprint([error], None, False))
-    child = _Child(proc, capture)
-    try:
-        child.pump(start + timeout, cancel, linger=_LINGER)
-        timed_out = child.exited_at is None and not (cancel is not None and cancel.is_set())
-        if not child.finished:
-            child.stop_group()
-    finally:
-        exit_code = child.close()
-    duration = time.monotonic() - start
 
     output = capture.head_text() + "\n" + capture.tail_text()
     error = None
-    if cancel is not None and cancel.is_set() and child.exited_at is None:
+    if cancelled:
         error = "cancelled before it finished"
     elif timed_out:
         error = f"timed out after {timeout:g}s; raise the condition's timeoutSeconds or make the command faster"
@@ -254,11 +286,7 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         elif value is not None and value < threshold and error is None:
             passed = False
             error = f"coverage {value:g}% is below the threshold {threshold:g}%"
-    failure_lines = [] if passed else capture.failures.lines
-    if not passed and not failure_lines:
-        # Nothing any runner's rules recognise: a failing command's last words are what it said.
-        failure_lines = [line for line in capture.tail_text().splitlines() if line.strip()][-_LAST_WORDS:]
-        failure_lines = failure_lines or [line for line in capture.head_text().splitlines() if line.strip()][-_LAST_WORDS:]
+    failure_lines = [] if passed else capture.failure_lines()
     return evidence(
         passed=passed,
         exit_code=exit_code,
@@ -269,7 +297,8 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         output_bytes=capture.total,
         failure_lines=failure_lines,
         coverage=value,
-        fingerprint=PASS_FINGERPRINT if passed else fingerprint(failure_lines + ([error] if error else []), exit_code, timed_out),
+        fingerprint=(PASS_FINGERPRINT if passed
+                     else fingerprint(failure_lines + ([error] if error else []), exit_code, timed_out)),
         error=error,
     )
 
@@ -278,6 +307,33 @@ def run_condition(condition: StoppingCondition, index: int, root: Path, *,
                   default_timeout: float = DEFAULT_TIMEOUT) -> ConditionEvidence:
     """Run one condition now (``index`` is its place in the goal) and return its evidence."""
     return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one shell command did, its output bounded like a condition's."""
+
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    output_bytes: int
+    head: str  # the first HEAD_BYTES of the output
+    tail: str  # the last TAIL_BYTES (the whole output when it is short)
+
+
+def run_command(command: str, root: Path, *, timeout: float | None = None,
+                env: Mapping[str, str] | None = None) -> CommandResult:
+    """Run any shell command as conditions run (own process group, no stdin, bounded output).
+
+    ``timeout`` None waits for as long as the command runs. Makers use it."""
+    capture = _Capture()
+    try:
+        exit_code, timed_out, _, duration = _execute(command, Path(root), timeout, None, capture, env)
+    except OSError as e:
+        raise GoalConvergenceError(f"could not start {command!r} in {root} ({e}); check that the folder exists "
+                                   "and is readable") from e
+    return CommandResult(exit_code, timed_out, round(duration, 3), capture.total, capture.head_text(),
+                         capture.last_text())
 
 
 def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: list[int] | None = None,
@@ -339,7 +395,8 @@ def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: lis
     return [results[i] for i in indexes]
 
 
-def check_goal_conditions(goal: Goal, *, on_progress: Callable[[Progress], None] | None = None) -> list[ConditionEvidence]:
+def check_goal_conditions(goal: Goal, *,
+                          on_progress: Callable[[Progress], None] | None = None) -> list[ConditionEvidence]:
     """Run every stopping condition of ``goal`` in its project root."""
     return run_conditions(goal.stopping_conditions, Path(goal.project_root), on_progress=on_progress)
 
@@ -374,7 +431,7 @@ class LiveProgress:
 
     It draws nothing when the stream (stderr by default) is not a terminal."""
 
-    _MARKS = {None: "…", True: "✓", False: "✗"}
+    _MARKS: ClassVar[dict[bool | None, str]] = {None: "…", True: "✓", False: "✗"}
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr

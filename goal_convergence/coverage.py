@@ -43,7 +43,8 @@ def compile_regex(regex: str) -> re.Pattern[str]:
     try:
         return re.compile(regex, re.M)
     except re.error as e:
-        raise InvalidInput(f"coverageRegex {regex!r} is not a valid regular expression ({e}); fix it in the goal's condition") from None
+        raise InvalidInput(f"coverageRegex {regex!r} is not a valid regular expression ({e}); "
+                           "fix it in the goal's condition") from None
 
 
 def parse_coverage(output: str, regex: str | None = None) -> float | None:

@@ -136,8 +136,8 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
         if left is not None and judge.estimate_cost(oracle_input) > left:
             return None, Cost(), None, True, []
         judgement = judge.judge(oracle_input)
-    except OracleError as exc:
-        return None, Cost(), str(exc), False, []
+    except OracleError as exc:  # a judge error still costs what its failed attempts spent
+        return None, getattr(exc, "cost", None) or Cost(), str(exc), False, []
     return judgement.verdict, judgement.cost, None, False, list(judgement.notes)
 
 

@@ -31,54 +31,67 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 
 # A block with none of these (lowercased) holds nothing any rule below keeps, so it is skipped
 # without being split into lines: that keeps hundreds of MB of ordinary output cheap.
-_BLOCK_HINTS = tuple(
-    s.encode()
-    for s in ("error", "fail", "assert", "exception", "traceback", "panic", "warning", "found ",
-              "✕", "×", "●", "✖", "-->", "\ne   ", "\n/", "expected:", "received:", "_test.go:")
-)
+# (One pass over the block per hint: fewer hints, faster; "\xe2\x9c" is both ✕ and ✖.)
+_BLOCK_HINTS = (b"error", b"fail", b"assert", b"exception", b"traceback", b"panic", b"warning", b"\xe2\x9c",
+                "×".encode(), "●".encode(), b"-->", b"\ne   ", b"\n/")
 _RUFF_CONCISE_HINT = re.compile(rb":\d+:\d+: [A-Z]+\d")
 
-_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
-_RULES: list[tuple[int, re.Pattern[str]]] = [
-    # unittest's closing line comes before pytest's FAILED rule, which would take it for an id.
-    (_SUMMARY, re.compile(r"^FAILED \((?:failures|errors)=.*\)$")),
-    (_ID, re.compile(r"^(?:FAILED|ERROR) \S+")),  # pytest short summary
-    (_ID, re.compile(r"^(?:FAIL|ERROR): \S+")),  # unittest
-    (_ID, re.compile(r"^\s*--- FAIL: \S+")),  # go test
-    (_ID, re.compile(r"^test \S+ \.\.\. FAILED$")),  # cargo test
-    (_ID, re.compile(r"^error(?:\[E\d+\])?: .+")),  # rustc / cargo
-    (_ID, re.compile(r"^FAIL\s+\S")),  # jest, vitest, go package line
-    (_ID, re.compile(r"^\s*[✕×]\s+\S")),  # jest, vitest
-    (_ID, re.compile(r"^\s*● \S")),  # jest failure heading
-    (_ID, re.compile(r"^\S+?:\d+:\d+: [A-Z]+\d+\b.*")),  # ruff (concise), flake8
-    (_ID, re.compile(r"^\S.*?\(\d+,\d+\): error TS\d+: .*")),  # tsc
-    (_ID, re.compile(r"^\S.*?:\d+:\d+ - error TS\d+: .*")),  # tsc --pretty
-    (_ID, re.compile(r"^\S+?:\d+(?::\d+)?: (?:error|fatal error): .+")),  # mypy, gcc, clang
-    (_DETAIL, re.compile(r"^E\s{3}.*\S")),  # pytest assertion detail
-    (_DETAIL, re.compile(r"^panic: .+")),  # go
-    (_DETAIL, re.compile(r"^\s+\S+_test\.go:\d+: .+")),  # go t.Errorf
-    (_DETAIL, re.compile(r"^\s*(?:Expected|Received):\s.*\S")),  # jest
-    (_DETAIL, re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): .+")),  # thrown errors
-    (_SUMMARY, re.compile(r"^\W*\d+ (?:failed|errors?)\b.*")),  # pytest, with or without ===
-    (_SUMMARY, re.compile(r"^\W*(?:\d+ \w+, )+\d+ (?:failed|errors?)\b.*")),
-    (_SUMMARY, re.compile(r"^!+ Interrupted: .*")),
-    (_SUMMARY, re.compile(r"^\s*(?:Tests?|Test Files|Test Suites):?\s+.*\b\d+ failed\b.*")),  # jest, vitest
-    (_SUMMARY, re.compile(r"^test result: FAILED\..*")),  # cargo
-    (_SUMMARY, re.compile(r"^✖ \d+ problems?.*")),  # eslint
-    (_SUMMARY, re.compile(r"^Found \d+ errors?\b.*")),  # ruff, tsc
+# Every line is matched once against all the rules below (one alternation: the first that
+# matches wins, so order matters). The named rules carry state from line to line; "k<kind>_<n>"
+# rules only keep the line as that kind.
+_STATEFUL = [
+    ("traceback", r"\s*Traceback \(most recent call last\):"),
+    ("panic", r"thread '[^']*'(?: \(\d+\))? panicked at .*"),  # cargo test (newer Rust adds a thread id)
+    ("arrow", r"\s*--> (?P<where>\S+:\d+:\d+)\s*$"),  # ruff's full format: the finding's place
+    ("ruff", r"(?P<code>[A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(?P<message>.+)$"),  # ...after its code line
+    ("eslint", r"\s+(?P<pos>\d+:\d+)\s+(?P<severity>error|warning)\s+(?P<finding>.+)$"),
 ]
-_CARGO_PANIC = re.compile(r"^thread '.*' panicked at .*")
-_RUFF_CODE = re.compile(r"^([A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(.+)$")
-_RUFF_ARROW = re.compile(r"^\s*--> (\S+:\d+:\d+)\s*$")
-_ESLINT_HEADER = re.compile(r"^/\S.*$")
-_ESLINT_FINDING = re.compile(r"^\s+(\d+:\d+)\s+(error|warning)\s+(.+)$")
+_KEEP = [
+    # unittest's closing line comes before pytest's FAILED rule, which would take it for an id.
+    (_SUMMARY, r"FAILED \((?:failures|errors)=.*\)$"),
+    (_ID, r"(?:FAILED|ERROR) \S+"),  # pytest short summary
+    (_ID, r"(?:FAIL|ERROR): \S+"),  # unittest
+    (_ID, r"\s*--- FAIL: \S+"),  # go test
+    (_ID, r"test \S+ \.\.\. FAILED$"),  # cargo test
+    (_ID, r"error(?:\[E\d+\])?: .+"),  # rustc / cargo
+    (_ID, r"\s*FAIL\s+\S"),  # jest, vitest, go package line
+    (_ID, r"\s*[✕×]\s+\S"),  # jest, vitest
+    (_ID, r"\s*● \S"),  # jest failure heading
+    (_ID, r"\S+?:\d+:\d+: [A-Z]+\d+\b"),  # ruff (concise), flake8
+    (_ID, r"\S.*?\(\d+,\d+\): error TS\d+: "),  # tsc
+    (_ID, r"\S.*?:\d+:\d+ - error TS\d+: "),  # tsc --pretty
+    (_ID, r"\S+?:\d+(?::\d+)?: (?:error|fatal error): "),  # mypy, gcc, clang
+    (_DETAIL, r"E\s{3}.*\S"),  # pytest assertion detail
+    (_DETAIL, r"panic: "),  # go
+    (_DETAIL, r"\s+\S+_test\.go:\d+: "),  # go t.Errorf
+    (_DETAIL, r"\s*(?:Expected|Received):\s.*\S"),  # jest
+    (_DETAIL, r"\s+→ \S"),  # vitest
+    (_DETAIL, r"\s*(?:[\w.]+\.)?\w*(?:Error|Exception): "),  # thrown errors
+    (_SUMMARY, r"\W*\d+ (?:failed|errors?)\b"),  # pytest, with or without ===
+    (_SUMMARY, r"\W*(?:\d+ \w+, )+\d+ (?:failed|errors?)\b"),
+    (_SUMMARY, r"!+ Interrupted: "),
+    (_SUMMARY, r"\s*(?:Tests?|Test Files|Test Suites):?\s+.*\b\d+ failed\b"),  # jest, vitest
+    (_SUMMARY, r"test result: FAILED\."),  # cargo
+    (_SUMMARY, r"✖ \d+ problems?"),  # eslint
+    (_SUMMARY, r"Found \d+ errors?\b"),  # ruff, tsc
+]
+# Last: a line that is only a path is eslint's heading for the findings under it.
+_PATH = ("path", r"/\S.*$")
+_LINE = re.compile("|".join(
+    [f"(?P<{name}>{rule})" for name, rule in _STATEFUL]
+    + [f"(?P<k{kind}_{n}>{rule})" for n, (kind, rule) in enumerate(_KEEP)]
+    + [f"(?P<{_PATH[0]}>{_PATH[1]})"]
+))
 _GENERIC_WORDS = re.compile(r"(?i)\b(?:errors?|fail(?:ed|s|ures?)?|assert\w*|\w*exception|traceback|panic\w*)\b")
 _ZERO_COUNT = re.compile(r"(?i)\b(?:0|no) (?:errors?|fail(?:ed|ures?)|problems)\b")
 
 
 def decode_line(raw: bytes) -> str:
     """One output line as text: invalid UTF-8 replaced, NULs, colours and progress redraws gone."""
-    text = _ANSI.sub("", raw.decode("utf-8", "replace").replace("\x00", "")).rstrip("\r\n")
+    text = raw.decode("utf-8", "replace").replace("\x00", "")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    text = text.rstrip("\r\n")
     # A progress bar redraws its line with \r: what a terminal would show is the last frame.
     if "\r" in text:
         frames = [f for f in text.split("\r") if f.strip()]
@@ -94,12 +107,17 @@ def decode_output(raw: bytes) -> str:
 class FailureScanner:
     """Streams output (whole lines, in blocks) and keeps the bounded list of lines that matter."""
 
+    # Lines whose effect depends on nothing but themselves are remembered, so a flood of the same
+    # line (a retry loop, a repeated warning) costs one set lookup a line.
+    _MAX_MEMO = 10_000
+
     def __init__(self) -> None:
         self._kept: list[list[str]] = [[] for _ in range(4)]
         self._seen: set[tuple[int, str]] = set()
+        self._memo: set[bytes] = set()
         self._traceback_left = 0
         self._panic: str | None = None
-        self._ruff_code: tuple[str, str] | None = None
+        self._ruff_code: str | None = None
         self._eslint_file: str | None = None
         self._last_line = b""
 
@@ -110,13 +128,22 @@ class FailureScanner:
         if not block:
             return
         low = b"\n" + block.lower()
-        if self._traceback_left or self._panic or any(h in low for h in _BLOCK_HINTS) or _RUFF_CONCISE_HINT.search(block):
-            for raw in block.split(b"\n"):
-                self._line(decode_line(raw[:_MAX_SCANNED_LINE]))
+        if not (self._traceback_left or self._panic or any(h in low for h in _BLOCK_HINTS)
+                or _RUFF_CONCISE_HINT.search(block)):
+            # ruff's full format puts the code line before the " --> file" line, maybe in the next block.
+            self._last_line = block[block.rfind(b"\n") + 1 :][:_MAX_SCANNED_LINE]
+            self._ruff_code = None
             return
-        # ruff's full format puts the code line before the " --> file" line, maybe in this block.
-        self._last_line = block[block.rfind(b"\n") + 1 :][:_MAX_SCANNED_LINE]
-        self._ruff_code = None
+        if self._last_line:
+            m = _LINE.match(decode_line(self._last_line))
+            self._ruff_code = f"{m.group('code')} {m.group('message')}" if m and m.lastgroup == "ruff" else None
+            self._last_line = b""
+        for raw in block.split(b"\n"):
+            raw = raw[:_MAX_SCANNED_LINE]
+            if raw in self._memo and not self._traceback_left and self._panic is None:
+                self._ruff_code = None
+            elif self._line(decode_line(raw)) and len(self._memo) < self._MAX_MEMO:
+                self._memo.add(raw)
 
     @property
     def lines(self) -> list[str]:
@@ -124,55 +151,54 @@ class FailureScanner:
         return (specific or self._kept[_GENERIC])[:MAX_LINES]
 
     def _keep(self, kind: int, text: str) -> None:
-        text = " ".join(text.split())[:MAX_LINE_CHARS]
         bucket = self._kept[kind]
-        if text and len(bucket) < MAX_LINES and (kind, text) not in self._seen:
+        if len(bucket) >= MAX_LINES:
+            return
+        text = " ".join(text.split())[:MAX_LINE_CHARS]
+        if text and (kind, text) not in self._seen:
             self._seen.add((kind, text))
             bucket.append(text)
 
-    def _line(self, line: str) -> None:
-        if self._last_line:
-            prev, self._last_line = decode_line(self._last_line), b""
-            if m := _RUFF_CODE.match(prev):
-                self._ruff_code = (m.group(1), m.group(2))
+    def _line(self, line: str) -> bool:
+        """Take in one line; True when what it did depended on nothing but the line."""
         if self._panic is not None:
             # Rust >= 1.73 prints the panic message on the line after "panicked at <place>:".
             self._keep(_DETAIL, f"{self._panic} {line.strip()}")
             self._panic = None
-            return
+            return False
         if self._traceback_left:
             self._traceback_left -= 1
             if line and not line[0].isspace():
                 self._keep(_DETAIL, line)
                 self._traceback_left = 0
-            return
+            return False
         ruff_code, self._ruff_code = self._ruff_code, None
-        if _TRACEBACK.match(line):
+        m = _LINE.match(line)
+        rule = m.lastgroup if m else None
+        if rule == "traceback":
             self._traceback_left = _MAX_TRACEBACK_LINES
-            return
-        if _CARGO_PANIC.match(line):
+        elif rule == "panic":
             if line.endswith(":"):
                 self._panic = line
             else:
                 self._keep(_DETAIL, line)
-            return
-        if ruff_code and (m := _RUFF_ARROW.match(line)):
-            self._keep(_ID, f"{m.group(1)}: {ruff_code[0]} {ruff_code[1]}")
-            return
-        if m := _RUFF_CODE.match(line):
-            self._ruff_code = (m.group(1), m.group(2))
-        if _ESLINT_HEADER.match(line):
-            self._eslint_file = line
-        elif m := _ESLINT_FINDING.match(line):
-            where = f"{self._eslint_file}:{m.group(1)}" if self._eslint_file else m.group(1)
-            self._keep(_ID, f"{where}: {m.group(2)} {m.group(3)}")
-            return
-        for kind, rule in _RULES:
-            if rule.match(line):
-                self._keep(kind, line)
-                return
-        if _GENERIC_WORDS.search(line) and not _ZERO_COUNT.search(line):
-            self._keep(_GENERIC, line)
+        elif rule == "arrow" and ruff_code:
+            self._keep(_ID, f"{m.group('where')}: {ruff_code}")  # type: ignore[union-attr]
+        elif rule == "ruff":
+            self._ruff_code = f"{m.group('code')} {m.group('message')}"  # type: ignore[union-attr]
+        elif rule == "eslint":
+            where = f"{self._eslint_file}:{m.group('pos')}" if self._eslint_file else m.group("pos")  # type: ignore[union-attr]
+            self._keep(_ID, f"{where}: {m.group('severity')} {m.group('finding')}")  # type: ignore[union-attr]
+        elif rule and rule.startswith("k"):
+            self._keep(int(rule[1 : rule.index("_")]), line)
+            return True
+        else:
+            if rule == "path":
+                self._eslint_file = line
+            if _GENERIC_WORDS.search(line) and not _ZERO_COUNT.search(line):
+                self._keep(_GENERIC, line)
+            return rule is None
+        return False
 
 
 def extract_failures(output: str) -> list[str]:
@@ -186,7 +212,11 @@ def extract_failures(output: str) -> list[str]:
 
 _NORMALISE: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
-    (re.compile(r"(?:/private)?/var/folders/\S*|/tmp/\S*|\S*pytest-of-[^/\s]+/\S*"), "<tmp>"),
+    # The varying part of a temp path only: the rest still tells failures in different files apart.
+    (re.compile(r"\S*pytest-of-[^/\s]+/pytest-(?:\d+|current)/[^/\s]+"), "<tmp>"),
+    (re.compile(r"(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T/[^/\s]+|/tmp/[^/\s]+"), "<tmp>"),
+    (re.compile(r"^(thread '[^']*') \(\d+\)"), r"\1"),  # cargo test's thread id
+
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x?"),
     # Python traceback and tsc positions, and file:line[:col] anywhere.
     (re.compile(r", line \d+"), ""),

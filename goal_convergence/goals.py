@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import budget, inference, lifecycle, protect, tree
-from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput
+from pydantic import ValidationError
+
+from . import budget, cost, inference, lifecycle, protect, tree
+from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown
+from .index import OPEN_STATES
 from .models import Budget, Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
 from .store import Store
 
@@ -58,12 +64,31 @@ def project_root(path: Path | str | None = None) -> Path:
     return Path(top).resolve() if top else folder
 
 
+_FAMILIES = ("opus", "sonnet", "haiku")
+# Suffixes that name a snapshot, a context size or a provider's version of the same model:
+# claude-haiku-5-5-20251001, claude-opus-5-5[1m], ...-latest, Vertex's @20251001, Bedrock's -v1:0.
+_SUFFIX = re.compile(r"(\[1m\]|-\d{8}|@\d{8}|-latest|-v\d+(:\d+)?)$")
+
+
+def _model_key(model: str) -> str:
+    key = model.strip().lower().rsplit("/", 1)[-1]
+    key = re.sub(r"^([a-z]{2,4}\.)?anthropic\.", "", key)  # Bedrock: (us.)anthropic.claude-...
+    while _SUFFIX.search(key):
+        key = _SUFFIX.sub("", key)
+    return key
+
+
 def same_model(a: str | None, b: str | None) -> bool:
-    """Model ids name the same model when they differ only by a date or context suffix."""
+    """Model ids name the same model when they differ only by a date, context or provider suffix.
+    A bare alias (opus, sonnet, haiku) is whichever model of its family is current, so it counts as
+    the same as every model of that family."""
     if not a or not b:
         return False
-    norm = [re.sub(r"(\[1m\]|-\d{8}|-latest)$", "", m.strip().lower()) for m in (a, b)]
-    return norm[0] == norm[1]
+    ka, kb = _model_key(a), _model_key(b)
+    if ka in _FAMILIES or kb in _FAMILIES:
+        alias, other = (ka, kb) if ka in _FAMILIES else (kb, ka)
+        return alias == other or alias in other.split("-")
+    return ka == kb
 
 
 def check_models_differ(oracle: OracleConfig, maker_model: str | None) -> None:
@@ -78,7 +103,7 @@ def build_conditions(spec: GoalSpec, root: Path) -> list[StoppingCondition]:
     conds: list[StoppingCondition] = []
     for kind, cmd in (("test_pass", spec.test), ("lint_clean", spec.lint), ("build_pass", spec.build)):
         if cmd is not None:
-            conds.append(StoppingCondition(type=kind, command=_command(cmd, kind)))  # type: ignore[arg-type]
+            conds.append(StoppingCondition(type=kind, command=_command(cmd, kind.split("_")[0])))  # type: ignore[arg-type]
     if spec.coverage is not None:
         if not 0 <= spec.coverage <= 100:
             raise InvalidInput(f"--coverage {spec.coverage} is not a percentage; give a number from 0 to 100")
@@ -113,24 +138,45 @@ def _command(cmd: str, what: str) -> str:
     return cmd
 
 
-def build_budget(spec: GoalSpec) -> Budget:
-    limits = {
-        "max_iterations": spec.max_iterations or None,
-        "max_duration": spec.max_duration or None,
-        "max_dollars": spec.max_dollars or None,
-        "max_tokens": spec.max_tokens or None,
-    }
-    if limits["max_duration"] is not None:
-        budget.parse_duration(limits["max_duration"])
-    for name in ("max_iterations", "max_dollars", "max_tokens"):
-        if limits[name] is not None and limits[name] < 0:
-            raise InvalidInput(f"--{name.replace('_', '-')} cannot be negative")
-    if all(v is None for v in limits.values()):
+def _limit(name: str, value: object) -> object:
+    """One budget limit as given on the command line; 0 (or a duration of 0) means "no limit"."""
+    flag = "--" + name.replace("_", "-")
+    if value is None:
+        return None
+    if name == "max_duration":
+        return None if value == "0" or budget.parse_duration(value) == 0 else value  # type: ignore[arg-type]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise InvalidInput(f"{flag} {value!r} is not a limit; give a number of 0 or more (0: no limit)")
+    if name != "max_dollars" and value != int(value):
+        raise InvalidInput(f"{flag} {value!r} is not a whole number")
+    return None if value == 0 else (float(value) if name == "max_dollars" else int(value))
+
+
+def make_budget(limits: dict[str, object]) -> Budget:
+    """A budget from limits given by a user (0 means no limit); refused when no limit is left."""
+    checked = {name: _limit(name, value) for name, value in limits.items()}
+    if all(v is None for v in checked.values()):
         raise InvalidInput(
             "a goal needs at least one budget limit so it cannot run forever: "
             "give --max-iterations N, --max-duration 2h or --max-dollars 10"
         )
-    return Budget(**limits)
+    return Budget(**checked)
+
+
+def build_budget(spec: GoalSpec) -> Budget:
+    return make_budget({"max_iterations": spec.max_iterations, "max_duration": spec.max_duration,
+                        "max_dollars": spec.max_dollars, "max_tokens": spec.max_tokens})
+
+
+@contextmanager
+def _user_input() -> Iterator[None]:
+    """What the models refuse in values a user gave is bad input (exit 2), not a crash."""
+    try:
+        yield
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "value"
+        raise InvalidInput(f"{where}: {first['msg']} (input {first.get('input')!r}); fix it and try again") from None
 
 
 def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None) -> Goal:
@@ -139,16 +185,28 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None) -> Goal:
     if not spec.objective.strip():
         raise InvalidInput("the objective is empty; say what should be true when the goal is done")
     root = project_root(spec.project)
-    oracle = OracleConfig(provider=spec.oracle_provider, model=spec.oracle_model,  # type: ignore[arg-type]
-                          command=spec.oracle_command, expect=spec.expect)
+    with _user_input():
+        oracle = OracleConfig(provider=spec.oracle_provider, model=spec.oracle_model,  # type: ignore[arg-type]
+                              command=spec.oracle_command, expect=spec.expect)
     if oracle.provider == "command" and not oracle.command:
         raise InvalidInput("--oracle command needs --oracle-cmd CMD (a program that reads the input on stdin)")
     check_models_differ(oracle, spec.maker_model)
+    if oracle.provider in ("auto", "anthropic", "claude-cli"):
+        try:
+            cost.price_for(oracle.model)  # an oracle whose money we could not count is refused up front
+        except PriceUnknown as exc:
+            raise InvalidInput(str(exc)) from None
     conditions = build_conditions(spec, root)
     if spec.session_id:
         _refuse_second_goal_in_session(store, spec.session_id)
     stamp = now_iso(now)
-    goal = Goal(
+    with _user_input():
+        goal = _goal(spec, root, conditions, oracle, stamp)
+    return store.create(goal)
+
+
+def _goal(spec: GoalSpec, root: Path, conditions: list[StoppingCondition], oracle: OracleConfig, stamp: str) -> Goal:
+    return Goal(
         goal_id=new_id("goal-"),
         objective=spec.objective,
         stopping_conditions=conditions,
@@ -161,11 +219,11 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None) -> Goal:
         stuck_after=spec.stuck_after,
         protected_files=protect.detect(root, conditions, spec.protect),
         base_commit=tree.head_commit(root),
+        base_tree=tree.tree_fingerprint(root),
         active_since=stamp if spec.session_id else None,
         created_at=stamp,
         updated_at=stamp,
     )
-    return store.create(goal)
 
 
 def _refuse_second_goal_in_session(store: Store, session_id: str, except_id: str | None = None) -> None:
@@ -193,6 +251,14 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
     return store.load(Goal, found[0]["goalId"])
 
 
+def list_goals(store: Store, show_all: bool = False) -> list[dict]:
+    """Summaries of the open goals (or all of them), newest first. A full read of the goal files,
+    so broken ones are quarantined now and listed in ``store.quarantined``."""
+    found = [s for s in store.summaries(refresh=True) if show_all or s["state"] in OPEN_STATES]
+    found.sort(key=lambda s: s["createdAt"], reverse=True)
+    return [{k: v for k, v in s.items() if k != "stamp"} for s in found]
+
+
 def move(store: Store, goal_id: str, action: str, now: datetime | None = None) -> Goal:
     """pause or abandon a goal (resume has its own function: it binds a session and may raise a budget)."""
     now = now or datetime.now(UTC)
@@ -212,18 +278,28 @@ def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_b
 
     def change(goal: Goal) -> Goal:
         if raise_budget:
-            goal.budget = Budget(**{**goal.budget.model_dump(), **raise_budget})
+            goal.budget = make_budget({**goal.budget.model_dump(), **raise_budget})
         if goal.state != "active":
             lifecycle.transition(goal, "resume", now)
         spent = budget.exhausted(goal)
         if spent:
-            raise IllegalTransition(
-                f"goal {goal.goal_id} has spent its budget ({spent}); raise it, e.g. "
-                f"`goal resume {goal.goal_id} --max-iterations {goal.spent.iterations + 10}`"
-            )
+            raise IllegalTransition(f"goal {goal.goal_id} has spent its budget ({spent}); raise it, e.g. "
+                                    f"`goal resume {goal.goal_id} {_raised_flag(goal, spent)}`")
         budget.accrue(goal, now)
         goal.session_id = session_id or goal.session_id
         goal.active_since = now_iso(now) if session_id else None
         return goal
 
     return store.update(Goal, goal_id, change)
+
+
+def _raised_flag(goal: Goal, spent: str) -> str:
+    """The flag that lifts the limit a goal has reached, with a value that leaves room to work."""
+    s = goal.spent
+    if spent == "ceiling":
+        return f"--max-iterations {s.iterations + 10}"
+    if spent == "timeout":
+        return f"--max-duration {int(s.active_seconds // 60) + 60}m"
+    if goal.budget.max_tokens is not None and s.tokens >= goal.budget.max_tokens:
+        return f"--max-tokens {s.tokens * 2}"
+    return f"--max-dollars {s.dollars + 10:.2f}"

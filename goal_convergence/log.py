@@ -17,7 +17,9 @@ def log_error(where: str, text: str) -> Path:
     path = log_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(path, "a", encoding="utf-8") as fh:
+        # tracebacks may quote goal files and commands: the log is as private as they are
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
             fh.write(f"--- {datetime.now(UTC).isoformat(timespec='seconds')} {where} pid={os.getpid()}\n{text.rstrip()}\n")
     except OSError:
         pass  # logging must never be the thing that breaks a hook

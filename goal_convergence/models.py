@@ -80,9 +80,11 @@ M = TypeVar("M", bound="Model")
 
 
 class Model(BaseModel):
+    # str_min_length=0 changes no length rule; it makes pydantic check every string as real Unicode,
+    # so a lone surrogate (an undecodable argv byte) is refused here instead of breaking a write.
     model_config = ConfigDict(
         alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="forbid", strict=True,
-        validate_assignment=True, allow_inf_nan=False,
+        validate_assignment=True, allow_inf_nan=False, str_min_length=0,
     )
 
     @classmethod

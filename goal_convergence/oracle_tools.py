@@ -26,7 +26,7 @@ MAX_LIST_ENTRIES = 300
 MAX_GREP_MATCHES = 200
 MAX_GREP_FILE_BYTES = 1_000_000
 MAX_LINE_CHARS = 300
-GREP_SECONDS = 5.0
+WALK_SECONDS = 5.0  # a walk of a huge tree stops and says so
 GIT_SECONDS = 30.0
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
 # Refs, ranges and revision expressions only: no leading "-", so a ref can never become an option.
@@ -91,11 +91,9 @@ class Toolbox:
             if not isinstance(args, dict):
                 raise ToolRefused("tool input must be a JSON object")
             text, error = tools[name](**args), False
-        except TypeError as exc:
+        except (TypeError, ValueError, IndexError) as exc:  # IndexError: no condition with that index
             text, error = f"bad arguments for {name}: {exc}", True
-        except (ToolRefused, OSError, re.error, subprocess.SubprocessError) as exc:
-            text, error = f"{name} failed: {exc}", True
-        except GoalConvergenceError as exc:
+        except (GoalConvergenceError, OSError, re.error, subprocess.SubprocessError) as exc:
             text, error = f"{name} failed: {exc}", True
         return cut(text, limit), error
 
@@ -153,7 +151,11 @@ class Toolbox:
         if ".." in PurePosixPath(pattern).parts or os.path.isabs(pattern):
             raise ToolRefused(f"{pattern!r} refused: give a glob relative to the project root, without '..'")
         found = []
+        deadline = time.monotonic() + WALK_SECONDS
         for path in self._walk(self.root):
+            if time.monotonic() > deadline:
+                found.append(f"... (stopped after {WALK_SECONDS:.0f} s: narrow the pattern)")
+                break
             rel = self._rel(path)
             if fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:])):
                 found.append(rel)
@@ -165,7 +167,7 @@ class Toolbox:
     def grep(self, pattern: str, path: str = ".", glob: str | None = None) -> str:
         regex = re.compile(pattern)
         base = self.resolve(path)
-        deadline = time.monotonic() + GREP_SECONDS
+        deadline = time.monotonic() + WALK_SECONDS
         matches: list[str] = []
         for file in self._walk(base):
             rel = self._rel(file)
@@ -182,12 +184,12 @@ class Toolbox:
                     if len(matches) >= MAX_GREP_MATCHES:
                         return "\n".join(matches + [f"... (stopped at {MAX_GREP_MATCHES} matches)"])
             if time.monotonic() > deadline:
-                return "\n".join(matches + [f"... (stopped after {GREP_SECONDS:.0f} s: narrow path or glob)"])
+                return "\n".join(matches + [f"... (stopped after {WALK_SECONDS:.0f} s: narrow path or glob)"])
         return "\n".join(matches) if matches else f"no match for {pattern!r}"
 
     def git(self, command: str, ref: str | None = None, paths: list[str] | None = None, stat: bool = False,
             max_count: int = 20) -> str:
-        if ref is not None and not _REF.match(ref) or (ref or "").startswith("-"):
+        if ref is not None and (ref.startswith("-") or not _REF.match(ref)):
             raise ToolRefused(f"{ref!r} is not a git ref or range")
         rels = [self._rel(self.resolve(p)) for p in paths or []]
         # No pager, no external diff or textconv programs, no fsmonitor hook: git runs nothing but git.
@@ -209,7 +211,8 @@ class Toolbox:
                               timeout=GIT_SECONDS, stdin=subprocess.DEVNULL)
         out = done.stdout.decode("utf-8", "replace")
         if done.returncode != 0:
-            raise ToolRefused(f"git {command} exited {done.returncode}: {done.stderr.decode('utf-8', 'replace')[-500:]}")
+            stderr = done.stderr.decode("utf-8", "replace")[-500:]
+            raise ToolRefused(f"git {command} exited {done.returncode}: {stderr}")
         return out or "(no output)"
 
     def rerun_condition(self, index: int) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 
 SCHEMA_NAMES = ("goal", "verdict", "triage-item")
 
-# I-JSON (RFC 7493): numbers a double can hold exactly, no NaN or Infinity, no duplicate keys.
-# Python's json accepts all of those, and a document that means different things to different
-# readers is not one we want to validate, let alone act on.
+# I-JSON (RFC 7493): numbers a double can hold exactly, no NaN or Infinity, no duplicate keys, no
+# unpaired surrogates. Python's json accepts all of those, and a document that means different
+# things to different readers is not one we want to validate, let alone act on.
 _SAFE_INT = 2**53 - 1
 
 
@@ -72,5 +72,11 @@ def _safe_int(text: str) -> int:
 
 def parse_json(text: str) -> Any:
     """Parse a document the way every store read does; raises ValueError for anything not I-JSON."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
-                      parse_float=_finite, parse_int=_safe_int)
+    doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                     parse_float=_finite, parse_int=_safe_int)
+    if "\\u" in text:  # only a \u escape can smuggle in a lone surrogate: UTF-8 text cannot hold one
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a string holds an unpaired surrogate (\\ud800-\\udfff)") from None
+    return doc

@@ -72,11 +72,7 @@ class Store:
                 f"wait for it to finish (see `ps`) and try again") from None
 
     def _write(self, path: Path, doc: dict) -> None:
-        data = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        try:
-            raw = data.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates (undecodable argv bytes) survive only as \u escapes
-            raw = (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("ascii")
+        raw = (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -21,6 +21,8 @@ _GIT_TIMEOUT = 120
 # A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
 # file that recent could hide the second write (git's "racy clean" problem), so it is not cached.
 _RACY_NS = 2_000_000_000
+# Entries, roughly 200 bytes each: a long-lived process watching a huge tree stays bounded.
+_MAX_CACHE = 500_000
 
 _cache: dict[str, tuple[tuple[int, int, int], str]] = {}
 _cache_lock = threading.Lock()
@@ -76,6 +78,8 @@ def _content_hash(path: str) -> str | None:
     digest = hash_file(Path(path)) or "unreadable"
     if time.time_ns() - st.st_mtime_ns > _RACY_NS:
         with _cache_lock:
+            if len(_cache) >= _MAX_CACHE:
+                _cache.clear()
             _cache[path] = (key, digest)
     return digest
 

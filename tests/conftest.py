@@ -31,6 +31,31 @@ def gc_home(isolated_home) -> Path:
     return Path(os.environ["GOAL_CONVERGENCE_HOME"])
 
 
+@pytest.fixture
+def store(gc_home):
+    from goal_convergence.store import Store
+
+    return Store(gc_home)
+
+
+@pytest.fixture
+def make_goal(tmp_path):
+    """A factory of valid goals built directly from the model (not through `goal new`), for tests of
+    the store and the lifecycle; keyword arguments override any field."""
+    from goal_convergence.models import Budget, Goal, OracleConfig, StoppingCondition, new_id, now_iso
+
+    def make(**fields) -> Goal:
+        stamp = now_iso()
+        base = dict(goal_id=new_id("goal-"), objective="make all tests pass",
+                    stopping_conditions=[StoppingCondition(type="test_pass", command="python -m pytest -q")],
+                    budget=Budget(max_iterations=15, max_duration="2h", max_dollars=10.0),
+                    oracle=OracleConfig(model="claude-haiku-5-5"), project_root=str(tmp_path),
+                    created_at=stamp, updated_at=stamp)
+        return Goal(**{**base, **fields})
+
+    return make
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}

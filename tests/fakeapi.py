@@ -6,7 +6,7 @@ queue is empty ``set_responder(fn)`` is asked (with the request body) for the re
 test answer whatever side requests Claude Code makes as a small state machine.
 
     api.enqueue(text("I'll look") + tool_use("read_file", {"path": "a.py"}), text('{"converged": true}'))
-    api.enqueue(error(429, "rate_limit_error", "slow down", headers={"retry-after": "0"}))
+    api.enqueue(error(429, "rate_limit_error", "slow down", headers=FAST_RETRY))
     api.enqueue(delay(5, text("too late")))
 
 ``POST /v1/messages`` answers JSON, or server-sent events when the body asks for ``"stream": true``

@@ -9,7 +9,7 @@ import time
 import anthropic
 import pytest
 
-from tests.fakeapi import FAST_RETRY, delay, error, fake_api, text, tool_use  # noqa: F401 (fixture)
+from tests.fakeapi import FAST_RETRY, delay, error, text, tool_use
 
 HI = [{"role": "user", "content": "hi"}]
 

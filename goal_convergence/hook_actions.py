@@ -1,0 +1,194 @@
+"""What the hooks do when a goal is involved: the slow path behind hooks.py.
+
+- Stop: meter what the maker spent since the last read of its transcript, run one iteration of
+  the loop, and either block the stop with the next instruction or let it stop with a summary.
+- SessionStart (resume, compact): restart the clock of this session's goal, then list the goals.
+- SessionEnd: charge the maker's spend and stop the clock; the goal stays active and bound, so
+  `claude --resume` carries on and another session can take it over with `resume`.
+- UserPromptExpansion: the plugin's slash commands, with their raw arguments (no shell involved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import budget, engine, hooks, render, transcript
+from .errors import InvalidInput
+from .log import log_error
+from .models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
+from .store import Store
+
+# Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
+# talks must end as stuck before that cap cuts the loop off silently.
+STUCK_CAP = 7
+MAX_FAILURES_SHOWN = 5
+
+
+class HookInput(BaseModel):
+    """The fields of Claude Code's hook input that the hooks use (it sends more)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    session_id: str = Field(min_length=1)
+    transcript_path: str | None = None
+    cwd: str | None = None
+    source: str | None = None
+    last_assistant_message: str | None = None
+    command_name: str | None = None
+    command_args: str = ""
+
+
+def run(event: str, data: bytes) -> dict[str, Any]:
+    try:
+        hook_input = HookInput.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InvalidInput(f"the {event} hook got input it cannot use ({'.'.join(map(str, first['loc']))}: "
+                           f"{first['msg']}); is this Claude Code?") from None
+    store = Store()
+    store.summaries()  # rebuilds a stale index: broken goal files are quarantined here
+    answer = HANDLERS[event](store, hook_input)
+    return _with_quarantine_notice(answer, store)
+
+
+def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, Any]:
+    if not store.quarantined:
+        return answer
+    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason})" for path, reason in store.quarantined]
+    log_error("quarantine", "\n".join(notes))
+    return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
+
+
+def bound_goal(store: Store, session_id: str) -> Goal | None:
+    """The active goal bound to this session (a session works on one goal at a time)."""
+    for s in store.summaries():
+        if s["sessionId"] == session_id and s["state"] == "active":
+            return store.load(Goal, s["goalId"])
+    return None
+
+
+def maker_report(goal: Goal, hook_input: HookInput, *, final: bool) -> engine.MakerReport:
+    """What the session spent since the goal last read its transcript (a transcript first seen now
+    counts from when the goal's clock started: the session's earlier work was not on this goal)."""
+    reading = transcript.Reading()
+    if hook_input.transcript_path:
+        since = parse_iso(goal.active_since) if goal.active_since else None
+        reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
+    return engine.MakerReport(summary=hook_input.last_assistant_message,
+                              cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
+                              model=reading.model, transcript_offsets=reading.offsets)
+
+
+def on_stop(store: Store, hook_input: HookInput) -> dict[str, Any]:
+    goal = bound_goal(store, hook_input.session_id)
+    if goal is None:
+        return {}
+    outcome = engine.run_iteration(store, goal.goal_id, maker_report(goal, hook_input, final=False),
+                                   stuck_cap=STUCK_CAP)
+    goal, decision = outcome.goal, outcome.decision
+    if decision.action == "continue" and goal.state == "active":
+        return {"decision": "block", "reason": continue_reason(goal, outcome.iteration, decision.hint)}
+    # The loop ends here, so no later read will charge the message held back above: charge it now.
+    goal = engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
+    if goal.state == "converged":
+        spent = goal.spent
+        return {"systemMessage": (
+            f"goal-convergence: {goal.goal_id} converged after {spent.iterations} iteration"
+            f"{'s' if spent.iterations != 1 else ''}, {render.duration(spent.active_seconds)} active, "
+            f"{render.money(spent.dollars)} (maker {render.money(spent.maker_dollars)}, "
+            f"oracle {render.money(spent.oracle_dollars)})")}
+    if goal.state == "escalated":
+        return {"systemMessage": escalation_line(goal, outcome.triage_id)}
+    return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
+    """The Stop hook feedback the maker reads: what is still wrong and what to do next."""
+    lines = [f"goal-convergence: goal {goal.goal_id} is not done yet "
+             f"(iteration {goal.spent.iterations}/{goal.budget.max_iterations or '∞'})."]
+    failing = [c for c in (iteration.conditions if iteration else []) if not c.passed]
+    if failing:
+        lines.append("Failing checks:")
+        lines += [f"  - {_failure(c)}" for c in failing[:MAX_FAILURES_SHOWN]]
+        if len(failing) > MAX_FAILURES_SHOWN:
+            lines.append(f"  - … and {len(failing) - MAX_FAILURES_SHOWN} more")
+    elif iteration and iteration.verdict and not iteration.verdict.converged:
+        lines.append("Every check passes, but the oracle does not agree that the objective is met: "
+                     + ("; ".join(iteration.verdict.reasons) or "no reason given"))
+    if hint:
+        lines.append(f"Hint: {hint}")
+    lines += [f"Budget: {render.budget_line(goal)}.",
+              f"Keep working on the objective: {goal.objective}",
+              "When you believe it is done, simply stop: the checks run again on their own. "
+              "Do not weaken or delete tests or checks to make them pass."]
+    return "\n".join(lines)
+
+
+def _failure(c: ConditionEvidence) -> str:
+    what = c.error or ("timed out" if c.timed_out else None) or \
+        (c.failure_lines[0] if c.failure_lines else None) or _last_line(c.output_tail) or f"exit {c.exit_code}"
+    return f"[{c.index}] {c.type} `{c.command}`: {what[:300]}"
+
+
+def _last_line(text: str) -> str | None:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else None
+
+
+def escalation_line(goal: Goal, triage_id: str | None) -> str:
+    esc = goal.escalation
+    reason = goal.stop_reason or (esc.stop_reason if esc else "escalated")
+    detail = f": {esc.detail}" if esc and esc.detail else ""
+    triage_id = triage_id or (esc.triage_id if esc else None)
+    where = f"; triage item {triage_id} (/goal-convergence:triage show {triage_id})" if triage_id else ""
+    return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after {goal.spent.iterations} "
+            f"iteration(s), {render.money(goal.spent.dollars)}{where}")
+
+
+def on_session_start(store: Store, hook_input: HookInput) -> dict[str, Any]:
+    if hook_input.source in hooks.RESUMING:
+        goal = bound_goal(store, hook_input.session_id)
+        if goal is not None:
+            store.update(Goal, goal.goal_id, _restart_clock(datetime.now(UTC)))
+    return hooks.session_start_answer(store.summaries(), hook_input.session_id, hook_input.cwd)
+
+
+def _restart_clock(now: datetime) -> Callable[[Goal], Goal]:
+    def change(goal: Goal) -> Goal:
+        budget.accrue(goal, now)  # a compacted session's clock was still running: charge it first
+        goal.active_since = now_iso(now)
+        return goal
+
+    return change
+
+
+def on_session_end(store: Store, hook_input: HookInput) -> dict[str, Any]:
+    goal = bound_goal(store, hook_input.session_id)
+    if goal is not None:
+        engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
+    return {}
+
+
+def on_prompt_expansion(store: Store, hook_input: HookInput) -> dict[str, Any]:
+    from . import slash  # it brings the whole CLI along; the other hooks (SessionEnd: 1.5 s) need none of it
+
+    name = (hook_input.command_name or "").rpartition(":")[2]
+    reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
+                              store=store)
+    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
+                                                     "additionalContext": reply.text}}
+    if reply.notice:
+        answer["systemMessage"] = reply.notice
+    return answer
+
+
+HANDLERS: dict[str, Callable[[Store, HookInput], dict[str, Any]]] = {
+    "stop": on_stop,
+    "session-start": on_session_start,
+    "session-end": on_session_end,
+    "prompt-expansion": on_prompt_expansion,
+}

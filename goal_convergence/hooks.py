@@ -1,0 +1,151 @@
+"""Claude Code's hooks: `goal hook session-start|stop|session-end|prompt-expansion`, JSON on stdin.
+
+Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
+module gives that answer on its own (the fast path): it imports only the standard library and
+index.py (log.py and errors.py only on failure), so it costs a Python start and one read of the
+goal index. Anything that
+touches a goal is in hook_actions.py, imported only when there is work. The plugin's launcher
+imports ``fast`` straight from the plugin root, before the CLI is even looked for.
+
+A hook never breaks the session it runs in: any failure is logged and reported in one line
+(``systemMessage``), and the exit code is always 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import index
+
+EVENTS = ("session-start", "stop", "session-end", "prompt-expansion")
+RESUMING = ("resume", "compact")  # SessionStart sources that continue this session's goal
+COMMAND = "/goal-convergence:goal"
+
+
+def main(argv: list[str]) -> int:
+    event = argv[0] if len(argv) == 1 else None
+    if event not in EVENTS:
+        _emit({"systemMessage": f"goal-convergence: unknown hook {' '.join(argv)!r}; expected one of {', '.join(EVENTS)}"})
+        return 0
+    try:
+        data = sys.stdin.buffer.read()
+        answer = fast(event, data)
+        if answer is None:
+            answer = _slow(event, data)
+    except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
+        answer = {"systemMessage": failure_line(event, exc)}
+    _emit(answer)
+    return 0
+
+
+def fast(event: str, data: bytes) -> dict[str, object] | None:
+    """The answer when no goal needs touching, or None when the slow path has work to do."""
+    if event == "prompt-expansion":
+        return None
+    try:
+        payload = json.loads(data)
+        session_id = payload.get("session_id")
+    except (ValueError, AttributeError):
+        return None  # the slow path validates the input and says what is wrong
+    if not isinstance(session_id, str) or not session_id:
+        return {}  # no session to bind a goal to: never act (and never hijack another session)
+    summaries = index.read(index.home())
+    if summaries is None:
+        return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
+    bound = [s for s in summaries if s.get("sessionId") == session_id and s.get("state") == "active"]
+    if event == "session-start":
+        if bound and payload.get("source") in RESUMING:
+            return None  # restart the goal's clock
+        return session_start_answer(summaries, session_id, payload.get("cwd"))
+    return None if bound else {}
+
+
+def _slow(event: str, data: bytes) -> dict[str, object]:
+    """Run the slow path with stdout pointed at stderr: Claude Code reads the hook's stdout as its
+    answer, and nothing that a check or a library prints may end up in it."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        from . import hook_actions
+
+        return hook_actions.run(event, data)
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def failure_line(event: str, exc: BaseException) -> str:
+    import traceback  # only failures pay for these imports
+
+    from .errors import GoalConvergenceError
+    from .log import log_error
+
+    path = log_error(f"hook {event}", "".join(traceback.format_exception(exc)))
+    if isinstance(exc, GoalConvergenceError):
+        return f"goal-convergence: {exc}"
+    what = f"{type(exc).__name__}: {exc}".strip().rstrip(":").splitlines()[0][:300]
+    return f"goal-convergence: the {event} hook failed ({what}); details in {path}"
+
+
+def _emit(answer: dict[str, object]) -> None:
+    if answer:
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def project_root(cwd: str | None) -> str:
+    """The git top level of ``cwd`` (as goals.project_root finds it), without running git."""
+    folder = Path(cwd or os.getcwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return str(folder)
+
+
+def session_start_answer(summaries: list[dict[str, object]], session_id: str, cwd: str | None) -> dict[str, object]:
+    """This project's open goals, for the model (additionalContext) and in one line for the user."""
+    root = project_root(cwd)
+    found = sorted((s for s in summaries if s.get("projectRoot") == root and s.get("state") in index.OPEN_STATES),
+                   key=lambda s: s.get("createdAt", ""), reverse=True)
+    if not found:
+        return {}
+    lines = [f"goal-convergence: open goals in this project ({root}). Do not work on one that is not bound to "
+             f"this session unless the user asks."]
+    lines += [_describe(s, session_id) for s in found]
+    counts: dict[str, int] = {}
+    for s in found:
+        counts[s["state"]] = counts.get(s["state"], 0) + 1
+    tally = ", ".join(f"{n} {state}" for state, n in counts.items())
+    mine = next((s for s in found if s.get("sessionId") == session_id and s["state"] == "active"), None)
+    notice = (f"goal-convergence: {mine['goalId']} continues in this session ({_progress(mine)})" if mine else
+              f"goal-convergence: {len(found)} open goal{'s' if len(found) > 1 else ''} in this project ({tally}); "
+              f"{COMMAND} list")
+    return {"systemMessage": notice,
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "\n".join(lines)}}
+
+
+def _progress(s: dict[str, object]) -> str:
+    return f"iteration {s.get('iterations', 0)}/{s.get('maxIterations') or '∞'}, ${s.get('dollars', 0):.4f} spent"
+
+
+def _describe(s: dict[str, object], session_id: str) -> str:
+    gid, state = s["goalId"], s["state"]
+    objective = s["objective"] if len(s["objective"]) <= 500 else s["objective"][:500] + "…"
+    if state == "active" and s.get("sessionId") == session_id:
+        status, todo = "active, bound to this session", "Its checks run by themselves each time you stop."
+    elif state == "active":
+        status, todo = "active in another session", f"To carry it on here: {COMMAND} resume {gid}"
+    elif state == "paused":
+        status, todo = "paused", f"To resume it: {COMMAND} resume {gid}"
+    else:
+        tri = s.get("triageId")
+        status = f"escalated: {s.get('stopReason')}" + (f", triage item {tri}" if tri else "")
+        todo = (f"See /goal-convergence:triage show {tri}; " if tri else "") + \
+            f"to re-open it with a raised budget: {COMMAND} resume {gid} --max-iterations N"
+    hint = f" Last hint: {s['lastHint']}" if s.get("lastHint") else ""
+    return f"- {gid} ({status}): {objective!r}; {_progress(s)}.{hint} {todo}"

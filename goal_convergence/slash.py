@@ -1,0 +1,229 @@
+"""The plugin's slash commands: their argument grammar, and the text each one hands the model.
+
+``/goal-convergence:goal`` takes its arguments as raw text, never through a shell parse (an
+objective like "don't break the API" or one holding ``$(...)`` must be stored as typed and run
+nothing):
+
+- a first word ``pause``, ``resume``, ``status``, ``list``, ``abandon``, ``check`` or ``help``
+  names a subcommand, and what follows is its goal id and flags;
+- anything else is a new goal: the objective is the free text up to the first ``--flag``, and the
+  flags are `goal new`'s (their values may be quoted; only this part is split into words).
+
+A goal started or resumed here is bound to the calling session. Whatever goes wrong becomes text
+that says so (``Reply``), because Claude Code aborts a slash command whose helper fails.
+``/goal-convergence:triage`` and ``/goal-convergence:heartbeat`` pass their words to the CLI.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from . import cli, conditions, goals, render
+from .errors import GoalConvergenceError, InvalidInput
+from .index import OPEN_STATES
+from .models import GOAL_ID_RE, Goal
+from .store import Store
+
+COMMAND = "/goal-convergence:goal"
+_FIRST_FLAG = re.compile(r"(?:^|\s)--[A-Za-z]")
+WORK_ON_IT = ("Work on the objective now. When you believe it is done, simply stop (end your turn): the checks "
+              "and the oracle then run on their own. If they find it is not done, their findings and a hint come "
+              "back to you as Stop hook feedback; carry on from there. Do not weaken or delete tests or checks, "
+              f"and do not run {COMMAND} again to report progress.")
+
+
+@dataclass
+class Reply:
+    text: str  # for the model
+    notice: str | None = None  # one line for the user
+
+
+@dataclass
+class _Call:
+    store: Store
+    session_id: str | None
+    cwd: Path
+    sub: str = ""
+    args: list[str] = field(default_factory=list)
+
+
+def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None, store: Store | None = None) -> Reply:
+    """Run the plugin command ``name`` (goal, triage, heartbeat) with its raw argument text."""
+    folder = Path(cwd) if cwd else Path.cwd()
+    try:
+        if name == "goal":
+            return _goal_command(raw, _Call(store or Store(), session_id, folder))
+        if name in ("triage", "heartbeat"):
+            return _pass_through(name, _words(raw) or (["list"] if name == "triage" else []), folder)
+        raise InvalidInput(f"goal-convergence has no command {name!r}; see {COMMAND} help")
+    except (GoalConvergenceError, click.ClickException) as exc:
+        message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
+        return Reply(f"goal-convergence could not do that: {message}\n"
+                     f"Tell the user this, and do nothing else about it. ({COMMAND} help lists the forms.)",
+                     f"goal-convergence: {message.splitlines()[0]}")
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise InvalidInput(f"the arguments {text!r} cannot be split into words ({exc}); close the quote") from None
+
+
+def _goal_command(raw: str, call: _Call) -> Reply:
+    text = raw.strip()
+    first, _, rest = re.fullmatch(r"(\S*)(\s*)(.*)", text, re.S).groups()  # type: ignore[union-attr]
+    call.sub = first.lower() if text else "help"
+    handler = SUBCOMMANDS.get(call.sub)
+    if handler is None:
+        return _new(text, call)
+    call.args = _words(rest)
+    return handler(call)
+
+
+def _new(text: str, call: _Call) -> Reply:
+    cut = _FIRST_FLAG.search(text)
+    objective = (text[:cut.start()] if cut else text).strip()
+    flags = _words(text[cut.start():]) if cut else []
+    params = _parse(cli.new_cmd, [*flags, "--", objective])
+    del params["objective"]
+    params.update(session_id=call.session_id, project=params.get("project") or str(call.cwd))
+    goal = goals.new_goal(call.store, cli.spec_from(objective, params))
+    return Reply(f"goal-convergence started goal {goal.goal_id}, bound to this session.\n\n{_brief(goal)}\n\n{WORK_ON_IT}",
+                 f"goal-convergence: started {goal.goal_id} ({render.budget_line(goal)})")
+
+
+def _parse(command: click.Command, args: list[str]) -> dict:
+    """A command's options parsed by the CLI's own definition, so the errors are the CLI's too."""
+    with command.make_context(f"{COMMAND} {command.name}", args, help_option_names=[]) as ctx:
+        return dict(ctx.params)
+
+
+def _brief(goal: Goal) -> str:
+    lines = ["Objective:", goal.objective, "",
+             "Stopping conditions (they run by themselves each time you stop):", *render.condition_lines(goal),
+             f"Budget: {render.budget_line(goal)}",
+             f"Judge: the {goal.oracle.provider} oracle ({goal.oracle.model}), a different model with read-only "
+             f"access, reviews every attempt." if goal.oracle.provider != "conditions" else
+             "Judge: the conditions alone (no oracle model)."]
+    return "\n".join(lines)
+
+
+def _target(call: _Call, states: tuple[str, ...]) -> Goal:
+    """The goal named by the first argument, else this session's, else the project's one open goal."""
+    ids = [a for a in call.args if not a.startswith("-")]
+    if len(ids) > 1 or (ids and not GOAL_ID_RE.match(ids[0])):
+        raise InvalidInput(
+            f"`{call.sub}` takes at most one goal id like goal-1a2b3c4d (got {' '.join(ids)!r}). An objective "
+            f"cannot begin with {', '.join(SUBCOMMANDS)}: to start a goal, reword it (e.g. \"make sure ...\")")
+    if ids:
+        return call.store.load(Goal, ids[0])
+    for s in call.store.summaries():
+        if call.session_id and s["sessionId"] == call.session_id and s["state"] in states:
+            return call.store.load(Goal, s["goalId"])
+    return goals.resolve(call.store, None, project=call.cwd, states=states)
+
+
+def _no_flags(call: _Call) -> None:
+    flags = [a for a in call.args if a.startswith("-")]
+    if flags:
+        raise InvalidInput(f"`{call.sub}` takes no flags (got {' '.join(flags)}); see {COMMAND} help")
+
+
+def _pause(call: _Call) -> Reply:
+    _no_flags(call)
+    goal = goals.move(call.store, _target(call, ("active",)).goal_id, "pause")
+    return Reply(f"goal-convergence paused goal {goal.goal_id}: its checks no longer run when you stop, and its "
+                 f"clock is stopped. Stop working on it. To carry on later: {COMMAND} resume {goal.goal_id}",
+                 f"goal-convergence: paused {goal.goal_id}")
+
+
+def _abandon(call: _Call) -> Reply:
+    _no_flags(call)
+    goal = goals.move(call.store, _target(call, ("active", "paused")).goal_id, "abandon")
+    return Reply(f"goal-convergence abandoned goal {goal.goal_id}; it ended as failed (cancelled). Stop working on it.",
+                 f"goal-convergence: abandoned {goal.goal_id}")
+
+
+def _resume(call: _Call) -> Reply:
+    params = _parse(cli.resume_cmd, call.args)
+    if params.get("session_id"):
+        raise InvalidInput("`resume` binds the goal to this session; leave out --session")
+    call.args = [params["goal_id"]] if params.get("goal_id") else []
+    target = _target(call, ("paused", "active", "escalated"))
+    raised = {k: params[k] for k in ("max_iterations", "max_duration", "max_dollars", "max_tokens")
+              if params.get(k) is not None}
+    goal = goals.resume(call.store, target.goal_id, session_id=call.session_id, raise_budget=raised)
+    done = f"{goal.spent.iterations} iteration(s) so far"
+    hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
+    return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"
+                 f"{_brief(goal)}{hint}\n\n{WORK_ON_IT}",
+                 f"goal-convergence: resumed {goal.goal_id} ({render.budget_line(goal)})")
+
+
+def _status(call: _Call) -> Reply:
+    _no_flags(call)
+    goal = _target(call, OPEN_STATES)
+    return Reply(f"{render.status(goal)}\n\nShow this status to the user; do not start work because of it.")
+
+
+def _list(call: _Call) -> Reply:
+    show_all = call.args == ["--all"]
+    if call.args and not show_all:
+        raise InvalidInput(f"`list` takes only --all (got {' '.join(call.args)})")
+    call.store.iter_all(Goal)  # a full read: quarantines broken files and refreshes the index
+    found = sorted((s for s in call.store.summaries() if show_all or s["state"] in OPEN_STATES),
+                   key=lambda s: s["createdAt"], reverse=True)
+    return Reply(f"{render.goal_table(found)}\n\nShow this list to the user; do not start work because of it.")
+
+
+def _check(call: _Call) -> Reply:
+    _no_flags(call)
+    goal = _target(call, OPEN_STATES)
+    table = conditions.render_table(conditions.check_goal_conditions(goal))
+    return Reply(f"The checks of goal {goal.goal_id}, run now (not counted as an iteration):\n{table}\n\n"
+                 f"Show these results to the user.")
+
+
+def _help(call: _Call) -> Reply:
+    flags = "\n".join(f"    {p.opts[0]}{'' if p.is_flag else ' VALUE'}  {p.help or ''}" for p in cli.new_cmd.params
+                      if isinstance(p, click.Option) and p.name not in ("json_out", "session_id"))
+    return Reply(f"""{COMMAND}: work on a goal until checks a machine can run pass and an independent oracle agrees.
+
+  {COMMAND} OBJECTIVE [FLAGS]   start a goal bound to this session. The objective is the text up to the
+      first --flag; flag values may be quoted. With no condition flags, the checks are inferred from the
+      objective and the project. Flags:
+{flags}
+  {COMMAND} pause [ID]          stop the loop at the next stop (and its clock)
+  {COMMAND} resume [ID] [--max-iterations N] [--max-duration D] [--max-dollars X]
+                                 carry a goal on in this session (raise the budget of an escalated one)
+  {COMMAND} status [ID]         show a goal
+  {COMMAND} list [--all]        list open goals (--all: every goal)
+  {COMMAND} abandon [ID]        end a goal as failed (cancelled)
+  {COMMAND} check [ID]          run a goal's checks now, without counting an iteration
+
+Unlike Claude Code's built-in /goal, whose evaluator only reads the conversation, these goals are checked
+by running their commands and judged by a second model. Show this help to the user.""")
+
+
+SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
+    "pause": _pause, "resume": _resume, "status": _status, "list": _list, "abandon": _abandon,
+    "check": _check, "help": _help,
+}
+
+
+def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
+    """Run `goal <name> ...` as the CLI itself would, and hand its output over."""
+    done = subprocess.run([sys.executable, "-m", "goal_convergence", name, *args], cwd=cwd, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+    shown = " ".join(shlex.quote(a) for a in ["goal", name, *args])
+    output = (done.stdout + done.stderr).strip() or "(no output)"
+    return Reply(f"Output of `{shown}` (exit {done.returncode}):\n{output}\n\nShow this to the user.")

@@ -1,0 +1,142 @@
+"""The `goal` command as installed: real subprocesses, real files, exit codes and --json shapes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from goal_convergence import schema
+from goal_convergence.cli import cli
+
+GOAL = str(Path(sys.executable).parent / "goal")  # the console script of the venv running the tests
+SUMMARY_KEYS = {"goalId", "objective", "state", "stopReason", "sessionId", "projectRoot", "iterations",
+                "maxIterations", "dollars", "lastHint", "triageId", "createdAt"}
+
+
+def goal(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([GOAL, *args], cwd=cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def goals_at_once(cwd: Path, runs: list[list[str]]) -> list[subprocess.CompletedProcess]:
+    """Independent invocations side by side: each pays the interpreter's start-up, not the others'."""
+    procs = [subprocess.Popen([GOAL, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL) for args in runs]
+    outputs = [p.communicate(timeout=60) for p in procs]
+    return [subprocess.CompletedProcess(args, p.returncode, *out) for args, p, out in zip(runs, procs, outputs)]
+
+
+def ok(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    done = goal(cwd, *args)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def new(cwd: Path, objective: str = "make all tests pass", *flags: str) -> dict:
+    return json.loads(ok(cwd, "new", objective, "--test", "python -m pytest -q", *flags, "--json").stdout)
+
+
+def test_help_version_and_usage_errors(tmp_path):
+    assert "Commands:" in ok(tmp_path, "--help").stdout
+    assert "0.1.0" in ok(tmp_path, "--version").stdout
+    usage_errors = [["frobnicate"], ["new"], ["list", "--bogus"], ["new", "x", "--max-iterations", "-1"],
+                    ["new", "x", "--coverage", "lots"]]
+    for done in goals_at_once(tmp_path, usage_errors):
+        assert done.returncode == 2 and "Usage:" in done.stderr, done.args
+
+
+def test_every_command_has_help_text():
+    def walk(group: click.Group, prefix: str):
+        for name, command in group.commands.items():
+            yield f"{prefix}{name}", command
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix}{name} ")
+
+    for name, command in walk(cli, ""):
+        assert (command.help or "").strip(), f"`goal {name}` has no help text"
+    for name in ("new", "list", "status", "pause", "resume", "abandon"):
+        assert any(p.name == "json_out" for p in cli.commands[name].params), f"`goal {name}` has no --json"
+
+
+def test_a_goal_from_start_to_abandon(git_repo):
+    created = new(git_repo)
+    gid = created["goalId"]
+    assert schema.errors(created, "goal") == []
+    assert (created["state"], created["budget"], created["oracle"]["model"]) == (
+        "active", {"maxIterations": 15, "maxDuration": "2h", "maxDollars": 10.0, "maxTokens": None},
+        "claude-haiku-5-5")
+
+    (git_repo / "src").mkdir()  # anywhere in the project finds its goal
+    assert json.loads(ok(git_repo / "src", "status", "--json").stdout) == created
+    assert f"{gid}: make all tests pass" in ok(git_repo, "status").stdout
+
+    [summary] = json.loads(ok(git_repo, "list", "--json").stdout)
+    assert set(summary) == SUMMARY_KEYS and summary["goalId"] == gid and summary["iterations"] == 0
+
+    assert f"paused {gid}" in ok(git_repo, "pause").stdout
+    again = goal(git_repo, "pause", gid)
+    assert again.returncode == 70 and f"cannot pause goal {gid}: it is paused" in again.stderr
+    assert json.loads(ok(git_repo, "resume", "--json").stdout)["state"] == "active"
+    assert json.loads(ok(git_repo, "abandon", "--json").stdout)["stopReason"] == "cancelled"
+    ended = goal(git_repo, "abandon", gid)
+    assert ended.returncode == 70 and f"cannot abandon goal {gid}: it is failed" in ended.stderr
+
+    nothing = goal(git_repo, "status")
+    assert nothing.returncode == 70 and "goal new OBJECTIVE" in nothing.stderr
+    assert ok(git_repo, "list").stdout.strip() == "no goals"
+    assert [s["state"] for s in json.loads(ok(git_repo, "list", "--all", "--json").stdout)] == ["failed"]
+
+
+def test_the_objective_reaches_the_goal_untouched(tmp_path):
+    objective = "don't break the API; $(rm -rf ~) `whoami` \"quoted\"\nsecond line"
+    assert new(tmp_path, objective)["objective"] == objective
+
+
+BAD_INPUT = [
+    (["new", "make all tests pass"], "--test CMD, --lint CMD, --build CMD, --coverage PCT"),
+    (["new", "x", "--test", "t", "--max-iterations", "0", "--max-duration", "0s", "--max-dollars", "0"],
+     "at least one budget limit"),
+    (["new", "x", "--test", "t", "--maker-model", "claude-haiku-5-5-20251001"], "is the maker's model"),
+    (["new", "x", "--test", "t", "--max-duration", "5x"], "'5x' is not a duration"),
+    (["status", "../x"], "'../x' is not a valid goal id"),
+    (["pause", "goal-../../etc"], "not a valid goal id"),
+]
+
+
+def test_bad_input_exits_2(tmp_path):
+    for done, (_, message) in zip(goals_at_once(tmp_path, [args for args, _ in BAD_INPUT]), BAD_INPUT):
+        assert (done.returncode, done.stdout) == (2, ""), (done.args, done.stderr)
+        assert message in done.stderr and done.stderr.startswith("Error: "), (done.args, done.stderr)
+
+
+def test_a_missing_goal_exits_70(tmp_path):
+    done = goal(tmp_path, "status", "goal-zzzzzzzz")
+    assert done.returncode == 70 and "no goal goal-zzzzzzzz" in done.stderr
+
+
+def test_several_open_goals_without_an_id_exit_2_and_list_them(tmp_path):
+    ids = [new(tmp_path, f"goal {i}")["goalId"] for i in range(2)]
+    done = goal(tmp_path, "status")
+    assert done.returncode == 2 and all(gid in done.stderr for gid in ids)
+
+
+@pytest.mark.parametrize("how", ["truncated", "schema-invalid"])
+def test_a_broken_goal_file_is_quarantined_and_reported_once(tmp_path, gc_home, how):
+    broken, good = new(tmp_path, "one")["goalId"], new(tmp_path, "two")["goalId"]
+    path = gc_home / "goals" / f"{broken}.json"
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2] if how == "truncated" else text.replace('"active"', '"running"'))
+
+    first = ok(tmp_path, "list")
+    assert good in first.stdout and broken not in first.stdout
+    [warning] = first.stderr.splitlines()
+    assert warning.startswith("warning: quarantined ") and str(path) in warning
+    assert ("not valid JSON" if how == "truncated" else "running") in warning
+    second = ok(tmp_path, "list")
+    assert second.stderr == "" and good in second.stdout
+    [kept] = (gc_home / "quarantine").glob(f"{broken}.json.*[0-9]")
+    assert kept.read_text() != "" and broken in kept.name

@@ -1,0 +1,288 @@
+"""The Claude Code hooks, run as Claude Code runs them: a process with the hook JSON on stdin.
+
+Each test drives `goal hook <event>` (or the plugin's launcher) as a subprocess against a real goal
+store and a real project; the oracle is the conditions-only one, so no model is needed here (the
+end-to-end tests in tests/e2e/ use a scripted API and the real Claude Code).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from goal_convergence import goals
+from goal_convergence.models import Goal, TriageItem
+from goal_convergence.store import Store
+from tests.conftest import REPO
+
+LAUNCHER = REPO / "scripts" / "goal-launch.py"
+SONNET = "claude-sonnet-5"
+
+
+def run_hook(event: str, payload: dict | bytes, *, cmd: list[str] | None = None, env: dict | None = None) -> dict | None:
+    """Run one hook; assert it behaved as a hook must (exit 0, no traceback); return its JSON answer."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    done = subprocess.run(cmd or [sys.executable, "-m", "goal_convergence", "hook", event], input=data,
+                          capture_output=True, env=env or os.environ.copy(), timeout=120)
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "Traceback" not in out + err
+    return json.loads(out) if out.strip() else None
+
+
+@pytest.fixture
+def project(git_repo: Path) -> Path:
+    """A project whose one check passes once ``fixed.txt`` exists."""
+    (git_repo / "check.py").write_text("import os, sys\nsys.exit(0 if os.path.exists('fixed.txt') else 1)\n")
+    return git_repo
+
+
+def make_goal(project: Path, session: str | None = "s-1", **spec) -> Goal:
+    options = dict(checks=["python3 check.py"], oracle_provider="conditions", max_iterations=10, session_id=session)
+    return goals.new_goal(Store(), goals.GoalSpec(objective="create fixed.txt", project=project, **{**options, **spec}))
+
+
+def stop_input(project: Path, session: str = "s-1", transcript: Path | None = None, message: str = "Done.") -> dict:
+    return {"session_id": session, "transcript_path": str(transcript or project / "none.jsonl"), "cwd": str(project),
+            "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": message}
+
+
+def assistant_line(mid: str, model: str = SONNET, inp: int = 1000, out: int = 100) -> str:
+    return json.dumps({"type": "assistant", "timestamp": "2099-01-01T00:00:00Z", "message": {
+        "id": mid, "model": model, "role": "assistant", "content": [{"type": "text", "text": "ok"}],
+        "usage": {"input_tokens": inp, "output_tokens": out}}}) + "\n"
+
+
+def load(goal_id: str) -> Goal:
+    return Store().load(Goal, goal_id)
+
+
+def test_stop_with_no_goal_store_at_all_says_nothing(project):
+    assert run_hook("stop", stop_input(project)) is None
+
+
+def test_stop_blocks_with_the_failures_the_hint_and_the_budget_then_converges(project):
+    goal = make_goal(project)
+    answer = run_hook("stop", stop_input(project, message="I think it is done."))
+    assert answer["decision"] == "block"
+    reason = answer["reason"]
+    assert f"goal {goal.goal_id} is not done yet (iteration 1/10)" in reason
+    assert "[0] custom_command `python3 check.py`" in reason
+    assert "Hint: " in reason and "iterations 1/10" in reason and "spend $" in reason
+    assert "create fixed.txt" in reason
+    assert load(goal.goal_id).history[0].maker_summary == "I think it is done."
+
+    (project / "fixed.txt").write_text("yes\n")
+    answer = run_hook("stop", stop_input(project))
+    assert "decision" not in answer
+    assert answer["systemMessage"].startswith(f"goal-convergence: {goal.goal_id} converged after 2 iterations")
+    assert load(goal.goal_id).state == "converged"
+    assert run_hook("stop", stop_input(project)) is None  # done: the session may stop
+
+
+def test_a_goal_bound_to_another_session_never_blocks_this_one(project):
+    goal = make_goal(project, session="s-owner")
+    assert run_hook("stop", stop_input(project, session="s-other")) is None
+    assert run_hook("session-end", {"session_id": "s-other", "cwd": str(project), "reason": "other"}) is None
+    assert load(goal.goal_id).spent.iterations == 0
+
+
+def test_a_paused_goal_lets_the_session_stop(project):
+    goal = make_goal(project)
+    goals.move(Store(), goal.goal_id, "pause")
+    assert run_hook("stop", stop_input(project)) is None
+    assert load(goal.goal_id).spent.iterations == 0
+
+
+def test_stop_meters_the_maker_from_the_transcript_and_keeps_the_offsets(project, tmp_path):
+    goal = make_goal(project)
+    transcript = tmp_path / "s-1.jsonl"
+    transcript.write_text(assistant_line("msg_1") + assistant_line("msg_1") + assistant_line("msg_2", out=50))
+    sub = tmp_path / "s-1" / "subagents" / "agent-1.jsonl"
+    sub.parent.mkdir(parents=True)
+    sub.write_text(assistant_line("msg_sub", inp=500, out=0))
+    run_hook("stop", stop_input(project, transcript=transcript))
+    after = load(goal.goal_id)
+    # The newest message of each file waits for the next read, in case it is still being written.
+    assert after.spent.maker_dollars == pytest.approx((1000 * 2 + 100 * 10) / 1e6)
+    assert after.transcript_offsets == {str(transcript): len(assistant_line("msg_1")) * 2, str(sub): 0}
+    assert after.maker.model == SONNET
+    run_hook("session-end", {"session_id": "s-1", "transcript_path": str(transcript), "cwd": str(project)})
+    ended = load(goal.goal_id)
+    assert ended.spent.maker_dollars == pytest.approx((3000 + 1000 * 2 + 50 * 10 + 500 * 2) / 1e6)
+    assert ended.transcript_offsets == {str(transcript): transcript.stat().st_size, str(sub): sub.stat().st_size}
+
+
+def test_session_end_detaches_and_resume_restarts_the_clock(project):
+    goal = make_goal(project)
+    assert load(goal.goal_id).active_since is not None
+    assert run_hook("session-end", {"session_id": "s-1", "cwd": str(project), "reason": "other"}) is None
+    detached = load(goal.goal_id)
+    assert (detached.state, detached.session_id, detached.active_since) == ("active", "s-1", None)
+    answer = run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "resume"})
+    assert load(goal.goal_id).active_since is not None
+    assert answer["systemMessage"] == f"goal-convergence: {goal.goal_id} continues in this session (iteration 0/10, $0.0000 spent)"
+    assert "bound to this session" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_start_lists_this_projects_open_goals_only(project, tmp_path):
+    mine = make_goal(project, session="s-old")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "check.py").write_text("")
+    make_goal(elsewhere, session="s-x")
+    answer = run_hook("session-start", {"session_id": "s-new", "cwd": str(project),
+                                        "source": "startup"})
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert f"{mine.goal_id} (active in another session): 'create fixed.txt'" in context
+    assert f"/goal-convergence:goal resume {mine.goal_id}" in context
+    assert str(elsewhere) not in context
+    assert answer["systemMessage"] == ("goal-convergence: 1 open goal in this project (1 active); "
+                                       "/goal-convergence:goal list")
+    assert run_hook("session-start", {"session_id": "s-new", "cwd": str(tmp_path), "source": "startup"}) is None
+
+
+def test_a_maker_that_only_talks_ends_stuck_before_claude_codes_block_cap(project):
+    goal = make_goal(project, stuck_after=10, max_iterations=50)  # the user's settings would allow more
+    blocks = 0
+    while (answer := run_hook("stop", stop_input(project, message="All done!"))) and answer.get("decision") == "block":
+        blocks += 1
+    assert blocks < 8  # Claude Code ends the turn by itself after 8 blocks in a row
+    ended = load(goal.goal_id)
+    assert (ended.state, ended.stop_reason) == ("escalated", "stuck")
+    assert f"triage item {ended.escalation.triage_id}" in answer["systemMessage"]
+    assert Store().load(TriageItem, ended.escalation.triage_id).goal_id == goal.goal_id
+
+
+def test_the_maker_running_the_oracles_model_is_refused_in_one_line(project, tmp_path):
+    goal = make_goal(project, oracle_provider="anthropic", oracle_model="claude-haiku-5-5")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(assistant_line("msg_1", model="claude-haiku-5-5"))
+    answer = run_hook("stop", stop_input(project, transcript=transcript))
+    assert "decision" not in answer
+    assert "the oracle's own model" in answer["systemMessage"] and "\n" not in answer["systemMessage"]
+    assert load(goal.goal_id).spent.iterations == 0
+
+
+def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run(project, gc_home):
+    make_goal(project, session="s-owner")
+    garbage = gc_home / "goals" / "goal-zzzzzzzz.json"
+    garbage.write_text("{ this is not json")
+    answer = run_hook("stop", stop_input(project, session="s-unrelated"))
+    assert "decision" not in answer
+    assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
+    assert not garbage.exists()
+    assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
+    assert run_hook("stop", stop_input(project, session="s-unrelated")) is None  # reported once
+
+
+@pytest.mark.parametrize("payload", [b"not json", b"[]", json.dumps({"session_id": 5}).encode()])
+def test_bad_input_is_one_line_and_exit_0(payload):
+    answer = run_hook("stop", payload)
+    assert answer is None or "\n" not in answer["systemMessage"]
+
+
+def test_a_failure_inside_a_hook_is_logged_and_reported_in_one_line(project, gc_home):
+    goal = make_goal(project)
+    (gc_home / "prices.json").write_text("not a price table")  # every price lookup now fails
+    transcript = project / "t.jsonl"
+    transcript.write_text(assistant_line("msg_1") + assistant_line("msg_2"))
+    answer = run_hook("stop", stop_input(project, transcript=transcript))
+    assert answer["systemMessage"].startswith("goal-convergence: ") and "prices.json" in answer["systemMessage"]
+    assert "prices.json" in (gc_home / "logs" / "goal-convergence.log").read_text()
+    assert load(goal.goal_id).spent.iterations == 0
+
+
+def test_an_unknown_event_is_one_line():
+    answer = run_hook("bogus", {"session_id": "s"})
+    assert "unknown hook 'bogus'" in answer["systemMessage"]
+
+
+# ---- the launcher (scripts/goal-launch.py), as hooks/hooks.json starts it ----------------------
+
+def launcher_env(tmp_path: Path, path: str) -> dict:
+    return {**os.environ, "PATH": path, "CLAUDE_PLUGIN_DATA": str(tmp_path / "plugin-data")}
+
+
+def launch(event: str) -> list[str]:
+    return [sys.executable, "-S", str(LAUNCHER), "hook", event]
+
+
+def test_the_launcher_answers_the_no_goal_case_itself_without_the_cli(project, tmp_path):
+    env = launcher_env(tmp_path, "/nonexistent")  # no `goal` anywhere: the fast path needs none
+    assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env) is None
+
+
+def test_the_launcher_runs_the_cli_when_there_is_work(project):
+    make_goal(project)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)["decision"] == "block"
+
+
+def test_with_no_cli_a_hook_with_work_says_how_to_install_in_one_line(project, tmp_path):
+    make_goal(project)
+    answer = run_hook("stop", stop_input(project), cmd=launch("stop"), env=launcher_env(tmp_path, "/nonexistent"))
+    assert answer["systemMessage"].startswith("goal-convergence: the `goal` CLI is not installed; install it with "
+                                              "`pipx install")
+    assert "\n" not in answer["systemMessage"]
+
+
+def test_the_launcher_uses_the_private_venv_and_reports_its_crash_in_one_line(project, tmp_path):
+    make_goal(project)
+    venv_bin = tmp_path / "plugin-data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "goal").write_text("#!/bin/sh\necho 'ImportError: no module named click' >&2\nexit 1\n")
+    (venv_bin / "goal").chmod(0o755)
+    (venv_bin.parent / ".installed").write_text(str(REPO) + "\n")
+    answer = run_hook("stop", stop_input(project), cmd=launch("stop"), env=launcher_env(tmp_path, "/nonexistent"))
+    assert answer == {"systemMessage": f"goal-convergence: `{venv_bin / 'goal'} hook stop` failed (exit 1): "
+                                       f"ImportError: no module named click"}
+
+
+def test_session_start_with_a_failed_install_says_how_to_install(project, tmp_path):
+    make_goal(project, session="s-old")
+    data = tmp_path / "plugin-data"
+    data.mkdir()
+    (data / "install-failed.txt").write_text("pip could not reach the index\n")
+    answer = run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"},
+                      cmd=launch("session-start"), env=launcher_env(tmp_path, "/nonexistent"))
+    first, second = answer["systemMessage"].split("\n")
+    assert first.startswith("goal-convergence: the `goal` CLI is not installed (the plugin's own install failed: see")
+    assert second.startswith("goal-convergence: 1 open goal in this project")
+
+
+def test_session_start_says_nothing_of_an_install_another_session_is_running(project, tmp_path):
+    data = tmp_path / "plugin-data"
+    data.mkdir()
+    (data / "installing").touch()
+    assert run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"},
+                    cmd=launch("session-start"), env=launcher_env(tmp_path, "/nonexistent")) is None
+
+
+def test_with_no_cli_a_slash_command_tells_the_model_too(project, tmp_path):
+    payload = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "UserPromptExpansion",
+               "command_name": "goal-convergence:goal", "command_args": "status"}
+    answer = run_hook("prompt-expansion", payload, cmd=launch("prompt-expansion"),
+                      env=launcher_env(tmp_path, "/nonexistent"))
+    assert "the `goal` CLI is not installed" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_slash_command_hook_takes_the_raw_arguments_and_answers_model_and_user(project):
+    objective = "don't touch $(the) `API`; ok"
+    payload = {"session_id": "s-7", "cwd": str(project), "hook_event_name": "UserPromptExpansion",
+               "expansion_type": "slash_command", "command_name": "goal-convergence:goal",
+               "command_args": f"{objective} --check 'python3 check.py' --oracle conditions", "command_source": "plugin"}
+    answer = run_hook("prompt-expansion", payload)
+    [goal] = Store().iter_all(Goal)
+    assert (goal.objective, goal.session_id) == (objective, "s-7")
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptExpansion"
+    assert answer["hookSpecificOutput"]["additionalContext"].startswith(f"goal-convergence started goal {goal.goal_id}")
+    assert answer["systemMessage"].startswith(f"goal-convergence: started {goal.goal_id}")
+    triage = run_hook("prompt-expansion", {**payload, "command_name": "goal-convergence:triage", "command_args": ""})
+    assert "the triage inbox is empty" in triage["hookSpecificOutput"]["additionalContext"]

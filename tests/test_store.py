@@ -1,0 +1,226 @@
+"""The store: validated, atomic, locked, private files; broken ones quarantined, never lost."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from goal_convergence import index, schema, store as store_module
+from goal_convergence.errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
+from goal_convergence.models import Goal, TriageItem, now_iso
+from goal_convergence.store import Store
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_goal_reads_back_as_written(store, make_goal):
+    goal = store.create(make_goal(objective="don't break the API; $(rm -rf /) `x`\nsecond line"))
+    assert store.load(Goal, goal.goal_id) == goal
+    doc = json.loads(store.path_for(Goal, goal.goal_id).read_text(encoding="utf-8"))
+    assert doc["goalId"] == goal.goal_id and doc["objective"] == goal.objective
+
+
+def test_files_are_0600_and_folders_0700(store, make_goal, gc_home):
+    goal = store.create(make_goal())
+    store.update(Goal, goal.goal_id, lambda g: None)
+    assert mode(gc_home) == 0o700
+    for folder in ("goals", "locks"):
+        assert mode(gc_home / folder) == 0o700
+    for path in (gc_home / "goals").iterdir():
+        assert mode(path) == 0o600, path
+    assert not list((gc_home / "goals").glob(".*.tmp")), "a temp file was left behind"
+
+
+def test_an_existing_home_keeps_its_mode(tmp_path, make_goal):
+    home = tmp_path / "existing"
+    home.mkdir(mode=0o755)
+    os.chmod(home, 0o755)
+    Store(home).create(make_goal())
+    assert mode(home) == 0o755 and mode(home / "goals") == 0o700
+
+
+def test_create_refuses_an_existing_id(store, make_goal):
+    goal = store.create(make_goal())
+    with pytest.raises(InvalidInput, match="already exists"):
+        store.create(make_goal(goal_id=goal.goal_id))
+
+
+def test_a_failed_change_saves_nothing(store, make_goal):
+    goal = store.create(make_goal())
+    before = store.path_for(Goal, goal.goal_id).read_bytes()
+
+    def change(g: Goal) -> Goal:
+        g.spent.iterations = 99
+        raise InvalidInput("no")
+
+    with pytest.raises(InvalidInput):
+        store.update(Goal, goal.goal_id, change)
+    assert store.path_for(Goal, goal.goal_id).read_bytes() == before
+
+
+def test_a_missing_goal_is_not_found(store):
+    with pytest.raises(GoalNotFound, match="goal-abcd1234.*goal list --all"):
+        store.load(Goal, "goal-abcd1234")
+
+
+@pytest.mark.parametrize("bad", ["../x", "goal-../../etc", "goal-abcd1234/../../x", "/etc/passwd",
+                                 "GOAL-ABCD1234", "goal-ABCD1234", "goal-abcd1234\n", "goal-abcd123", "",
+                                 "goal-abcd1234.json", "tri-abcd1234"])
+def test_path_like_ids_are_refused_before_they_become_paths(store, gc_home, bad):
+    with pytest.raises(InvalidInput, match="not a valid goal id"):
+        store.path_for(Goal, bad)
+    with pytest.raises(InvalidInput):
+        store.load(Goal, bad)
+    with pytest.raises(InvalidInput):
+        store.update(Goal, bad, lambda g: None)
+    outside = [p for p in gc_home.parent.rglob("*") if gc_home not in p.parents and p != gc_home]
+    assert outside == [], "something was created outside the home"
+
+
+@pytest.mark.parametrize("bad", ["../x", "tri-../../etc", "/etc/passwd", "tri-ABCD1234", "tri-abcd1234\n",
+                                 "goal-abcd1234"])
+def test_path_like_triage_ids_are_refused(store, bad):
+    with pytest.raises(InvalidInput, match="not a valid triage id"):
+        store.load(TriageItem, bad)
+
+
+# ---- concurrent writers ----------------------------------------------------------------------
+
+WRITERS, ROUNDS = 4, 25
+
+
+def _writer(root: str, goal_id: str, name: str) -> None:
+    store = Store(Path(root))
+
+    def bump(goal: Goal) -> None:
+        goal.spent.iterations += 1
+        goal.transcript_offsets = {**goal.transcript_offsets, name: goal.transcript_offsets.get(name, 0) + 1}
+
+    for _ in range(ROUNDS):
+        store.update(Goal, goal_id, bump)
+
+
+def test_concurrent_writers_lose_no_update_and_readers_never_see_half_a_file(store, make_goal, gc_home):
+    goal = store.create(make_goal())
+    path = store.path_for(Goal, goal.goal_id)
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(str(gc_home), goal.goal_id, f"w{i}")) for i in range(WRITERS)]
+    for p in procs:
+        p.start()
+    reads = 0
+    while any(p.is_alive() for p in procs):  # read without the lock: atomic renames alone must suffice
+        Goal.from_doc(schema.parse_json(path.read_text(encoding="utf-8")))
+        reads += 1
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    final = store.load(Goal, goal.goal_id)
+    assert final.spent.iterations == WRITERS * ROUNDS
+    assert final.transcript_offsets == {f"w{i}": ROUNDS for i in range(WRITERS)}
+    assert reads > 0
+    summary = next(s for s in store.summaries() if s["goalId"] == goal.goal_id)
+    assert summary["iterations"] == WRITERS * ROUNDS  # the index kept up too
+
+
+def test_a_lock_held_too_long_is_a_clear_error(store, make_goal, monkeypatch):
+    goal = store.create(make_goal())
+    monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.2)
+    held = FileLock(str(store.root / "locks" / f"{goal.goal_id}.json.lock"))
+    with held:
+        with pytest.raises(GoalConvergenceError, match="locked by another goal-convergence process"):
+            store.update(Goal, goal.goal_id, lambda g: None)
+
+
+# ---- quarantine ------------------------------------------------------------------------------
+
+def _break(path: Path, how: str) -> bytes:
+    text = path.read_bytes()
+    broken = {
+        "truncated": text[: len(text) // 2],
+        "schema-invalid": json.dumps({**json.loads(text), "state": "running"}).encode(),
+        "not utf-8": text.replace(b"make all", b"make \xff\xfe all"),
+        "NaN": json.dumps({**json.loads(text), "spent": {"activeSeconds": float("nan")}}).encode(),
+        "empty": b"",
+    }[how]
+    path.write_bytes(broken)
+    return broken
+
+
+@pytest.mark.parametrize(("how", "reason"), [("truncated", "not valid JSON"), ("schema-invalid", "state"),
+                                             ("not utf-8", "not UTF-8"), ("NaN", "not valid JSON"),
+                                             ("empty", "not valid JSON")])
+def test_a_broken_file_is_quarantined_with_its_reason_and_nothing_is_lost(store, make_goal, gc_home, how, reason):
+    broken_goal, good_goal = store.create(make_goal()), store.create(make_goal())
+    path = store.path_for(Goal, broken_goal.goal_id)
+    content = _break(path, how)
+    with pytest.raises(CorruptFile, match=reason) as raised:
+        store.load(Goal, broken_goal.goal_id)
+    moved = raised.value.moved_to
+    assert str(path) in str(raised.value) and str(moved) in str(raised.value)
+    assert not path.exists() and moved.parent == gc_home / "quarantine"
+    assert moved.read_bytes() == content, "the broken file must be kept byte for byte"
+    assert reason in moved.with_name(moved.name + ".reason.txt").read_text()
+    assert store.load(Goal, good_goal.goal_id) == good_goal
+    with pytest.raises(GoalNotFound):  # moved aside once, not reported again
+        store.load(Goal, broken_goal.goal_id)
+
+
+def test_a_full_read_skips_quarantines_and_reports_broken_files_once(store, make_goal):
+    goals = [store.create(make_goal()) for _ in range(3)]
+    _break(store.path_for(Goal, goals[1].goal_id), "truncated")
+    _break(store.path_for(Goal, goals[2].goal_id), "schema-invalid")
+    listed = {s["goalId"] for s in store.summaries(refresh=True)}
+    assert listed == {goals[0].goal_id}
+    assert sorted(reason.split()[0] for _, reason in store.quarantined) == sorted(
+        str(store.root / "goals" / f"{g.goal_id}.json") for g in goals[1:])
+    store.quarantined.clear()
+    assert {s["goalId"] for s in store.summaries(refresh=True)} == {goals[0].goal_id}
+    assert store.quarantined == []
+
+
+# ---- the index -------------------------------------------------------------------------------
+
+def test_the_index_follows_writes_by_other_processes(store, make_goal, gc_home):
+    goal = store.create(make_goal())
+    assert [s["state"] for s in store.summaries()] == ["active"]
+    other = Store(gc_home)
+    other.update(Goal, goal.goal_id, lambda g: setattr(g, "state", "paused"))
+    assert [s["state"] for s in store.summaries()] == ["paused"]
+    # an edit behind the store's back (same size, new content) makes the index stale, not wrong
+    path = store.path_for(Goal, goal.goal_id)
+    path.write_text(path.read_text().replace('"paused"', '"active"'))
+    assert index.read(gc_home) is None
+    assert [s["state"] for s in store.summaries()] == ["active"]
+
+
+def test_a_rebuild_from_an_old_read_is_not_trusted(store, make_goal, gc_home):
+    goal = store.create(make_goal())
+    snapshot = store._read_all(Goal)  # what a slow `goal list` read before ...
+    Store(gc_home).update(Goal, goal.goal_id, lambda g: setattr(g, "state", "paused"))  # ... a write landed
+    store._index_rebuild(snapshot)
+    assert index.read(gc_home) is None
+    assert [s["state"] for s in store.summaries()] == ["paused"]
+
+
+def test_a_file_with_a_wrong_name_does_not_keep_the_index_stale(store, make_goal, gc_home):
+    store.create(make_goal())
+    (gc_home / "goals" / "notes.json").write_text("{}")
+    (gc_home / "goals" / "goal-UPPERCAS.json").write_text("{}")
+    store.summaries()
+    assert index.read(gc_home) is not None
+
+
+def test_updated_at_moves_on_every_write(store, make_goal):
+    goal = store.create(make_goal())
+    time.sleep(0.002)
+    later = store.update(Goal, goal.goal_id, lambda g: None)
+    assert later.updated_at > goal.updated_at and later.updated_at <= now_iso()
