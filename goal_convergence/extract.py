@@ -17,6 +17,8 @@ import hashlib
 import re
 
 MAX_LINES = 60
+# Failing test ids are what the maker and the oracle need most, and they are short: keep many more.
+MAX_ID_LINES = 500
 MAX_LINE_CHARS = 300
 PASS_FINGERPRINT = "pass"
 
@@ -147,12 +149,12 @@ class FailureScanner:
 
     @property
     def lines(self) -> list[str]:
-        specific = self._kept[_ID] + self._kept[_DETAIL] + self._kept[_SUMMARY]
-        return (specific or self._kept[_GENERIC])[:MAX_LINES]
+        specific = self._kept[_ID] + (self._kept[_DETAIL] + self._kept[_SUMMARY])[:MAX_LINES]
+        return specific or self._kept[_GENERIC][:MAX_LINES]
 
     def _keep(self, kind: int, text: str) -> None:
         bucket = self._kept[kind]
-        if len(bucket) >= MAX_LINES:
+        if len(bucket) >= (MAX_ID_LINES if kind == _ID else MAX_LINES):
             return
         text = " ".join(text.split())[:MAX_LINE_CHARS]
         if text and (kind, text) not in self._seen:

@@ -84,6 +84,8 @@ def maker_report(goal: Goal, hook_input: HookInput, *, final: bool) -> engine.Ma
 
 
 def on_stop(store: Store, hook_input: HookInput) -> dict[str, Any]:
+    """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
+    stuck detection end the loop, and they end it before Claude Code's block cap does."""
     goal = bound_goal(store, hook_input.session_id)
     if goal is None:
         return {}
@@ -122,7 +124,7 @@ def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
     if hint:
         lines.append(f"Hint: {hint}")
     lines += [f"Budget: {render.budget_line(goal)}.",
-              f"Keep working on the objective: {goal.objective}",
+              f"Keep working on the objective: {_clip(goal.objective, 2000)}",
               "When you believe it is done, simply stop: the checks run again on their own. "
               "Do not weaken or delete tests or checks to make them pass."]
     return "\n".join(lines)
@@ -131,7 +133,12 @@ def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
 def _failure(c: ConditionEvidence) -> str:
     what = c.error or ("timed out" if c.timed_out else None) or \
         (c.failure_lines[0] if c.failure_lines else None) or _last_line(c.output_tail) or f"exit {c.exit_code}"
-    return f"[{c.index}] {c.type} `{c.command}`: {what[:300]}"
+    return f"[{c.index}] {c.type} `{_clip(c.command, 200)}`: {_clip(what, 300)}"
+
+
+def _clip(text: str, limit: int) -> str:
+    """Claude Code keeps only the first 10,000 characters of a hook's output."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _last_line(text: str) -> str | None:
@@ -142,7 +149,7 @@ def _last_line(text: str) -> str | None:
 def escalation_line(goal: Goal, triage_id: str | None) -> str:
     esc = goal.escalation
     reason = goal.stop_reason or (esc.stop_reason if esc else "escalated")
-    detail = f": {esc.detail}" if esc and esc.detail else ""
+    detail = f": {_clip(esc.detail, 300)}" if esc and esc.detail else ""
     triage_id = triage_id or (esc.triage_id if esc else None)
     where = f"; triage item {triage_id} (/goal-convergence:triage show {triage_id})" if triage_id else ""
     return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after {goal.spent.iterations} "

@@ -3,9 +3,8 @@
 Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
 module gives that answer on its own (the fast path): it imports only the standard library and
 index.py (log.py and errors.py only on failure), so it costs a Python start and one read of the
-goal index. Anything that
-touches a goal is in hook_actions.py, imported only when there is work. The plugin's launcher
-imports ``fast`` straight from the plugin root, before the CLI is even looked for.
+goal index. Anything that touches a goal is in hook_actions.py, imported only when there is work.
+The plugin's launcher imports ``fast`` straight from the plugin root, before it looks for the CLI.
 
 A hook never breaks the session it runs in: any failure is logged and reported in one line
 (``systemMessage``), and the exit code is always 0.

@@ -20,10 +20,13 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def budget_line(goal: Goal) -> str:
+def budget_line(goal: Goal, now: datetime | None = None) -> str:
     b, s = goal.budget, goal.spent
+    seconds = s.active_seconds  # plus the stretch the clock is running now, not yet charged
+    if goal.active_since:
+        seconds += max(0.0, ((now or datetime.now(UTC)) - parse_iso(goal.active_since)).total_seconds())
     parts = [f"iterations {s.iterations}/{b.max_iterations or '∞'}",
-             f"time {duration(s.active_seconds)}/{b.max_duration or '∞'}",
+             f"time {duration(seconds)}/{b.max_duration or '∞'}",
              f"spend {money(s.dollars)}/{money(b.max_dollars) if b.max_dollars else '∞'}"]
     if b.max_tokens:
         parts.append(f"tokens {s.tokens}/{b.max_tokens}")
@@ -56,7 +59,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
              f"project: {goal.project_root}",
              f"session: {goal.session_id or '(none)'}",
              "conditions:", *condition_lines(goal),
-             f"budget: {budget_line(goal)}",
+             f"budget: {budget_line(goal, now)}",
              f"oracle: {goal.oracle.provider} ({goal.oracle.model})"]
     if goal.oracle.provider == "conditions":
         lines.append("  note: no independent judge is in play; the conditions alone decide")

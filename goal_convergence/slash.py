@@ -64,7 +64,7 @@ def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None,
         if name in ("triage", "heartbeat"):
             return _pass_through(name, _words(raw) or (["list"] if name == "triage" else []), folder)
         raise InvalidInput(f"goal-convergence has no command {name!r}; see {COMMAND} help")
-    except (GoalConvergenceError, click.ClickException) as exc:
+    except (GoalConvergenceError, click.ClickException, ValueError) as exc:  # ValueError: pydantic's, on a bad value
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         return Reply(f"goal-convergence could not do that: {message}\n"
                      f"Tell the user this, and do nothing else about it. ({COMMAND} help lists the forms.)",

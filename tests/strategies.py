@@ -7,7 +7,6 @@ import types
 import typing
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-import annotated_types as at
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo

@@ -8,6 +8,7 @@ import pytest
 
 from goal_convergence.extract import (
     MAX_LINE_CHARS,
+    MAX_ID_LINES,
     MAX_LINES,
     PASS_FINGERPRINT,
     FailureScanner,
@@ -148,8 +149,11 @@ def test_colours_progress_redraws_and_nuls_are_cleaned():
 
 def test_kept_lines_are_bounded_in_count_and_length():
     output = "".join(f"FAILED tests/test_a.py::test_{i} - {'x' * 1000}\n" for i in range(1000))
+    output += "".join(f"E   assert {i} == -1\n" for i in range(1000))
     lines = extract_failures(output)
-    assert len(lines) == MAX_LINES
+    ids = [line for line in lines if line.startswith("FAILED")]
+    assert len(ids) == MAX_ID_LINES, "failing test ids get a bound of their own"
+    assert len(lines) - len(ids) == MAX_LINES, "detail lines keep the smaller bound"
     assert all(len(line) <= MAX_LINE_CHARS for line in lines)
     assert lines[0].startswith("FAILED tests/test_a.py::test_0 - xxx")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals
+from goal_convergence import goals, render
 from goal_convergence.errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput
 from goal_convergence.models import Goal, parse_iso
 
@@ -213,3 +213,11 @@ def test_a_raised_budget_follows_the_same_rules(store, tmp_path):
         goals.resume(store, goal.goal_id, raise_budget={"max_duration": "soon"})
     resumed = goals.resume(store, goal.goal_id, raise_budget={"max_iterations": 0, "max_duration": "1h"})
     assert (resumed.budget.max_iterations, resumed.budget.max_duration) == (None, "1h")
+
+
+def test_status_shows_the_running_clock(store, tmp_path):
+    goal = goals.new_goal(store, spec(tmp_path, session_id="s1"), T0)
+    goal.spent.active_seconds = 30
+    text = render.status(goal, now=T0 + timedelta(seconds=90))
+    assert f"{goal.goal_id}: make all tests pass" in text and "time 2m00s/2h" in text
+    assert "iterations 0/15" in text and "[0] test_pass: python -m pytest -q" in text

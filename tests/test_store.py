@@ -168,7 +168,9 @@ def test_a_broken_file_is_quarantined_with_its_reason_and_nothing_is_lost(store,
     assert str(path) in str(raised.value) and str(moved) in str(raised.value)
     assert not path.exists() and moved.parent == gc_home / "quarantine"
     assert moved.read_bytes() == content, "the broken file must be kept byte for byte"
-    assert reason in moved.with_name(moved.name + ".reason.txt").read_text()
+    note = moved.with_name(moved.name + ".reason.txt")
+    assert note.read_text() == f"{path}\n{raised.value.reason}\n" and reason in raised.value.reason
+    assert (mode(moved.parent), mode(moved), mode(note)) == (0o700, 0o600, 0o600)
     assert store.load(Goal, good_goal.goal_id) == good_goal
     with pytest.raises(GoalNotFound):  # moved aside once, not reported again
         store.load(Goal, broken_goal.goal_id)
