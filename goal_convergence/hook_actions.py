@@ -160,13 +160,16 @@ def on_session_start(store: Store, hook_input: HookInput) -> dict[str, Any]:
     if hook_input.source in hooks.RESUMING:
         goal = bound_goal(store, hook_input.session_id)
         if goal is not None:
-            store.update(Goal, goal.goal_id, _restart_clock(datetime.now(UTC)))
+            store.update(Goal, goal.goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
     return hooks.session_start_answer(store.summaries(), hook_input.session_id, hook_input.cwd)
 
 
-def _restart_clock(now: datetime) -> Callable[[Goal], Goal]:
+def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
+    """A compacted session never stopped, so its time so far is charged; a resumed one was away
+    since it ended, and if its SessionEnd never ran, that idle gap must not be charged either."""
     def change(goal: Goal) -> Goal:
-        budget.accrue(goal, now)  # a compacted session's clock was still running: charge it first
+        if running:
+            budget.accrue(goal, now)
         goal.active_since = now_iso(now)
         return goal
 

@@ -169,4 +169,8 @@ def install() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception as exc:  # never a traceback in the user's session
+        sys.stdout.write(json.dumps({"systemMessage": f"goal-convergence: the plugin's launcher failed "
+                                                      f"({type(exc).__name__}: {exc})"}) + "\n")

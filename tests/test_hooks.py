@@ -286,3 +286,13 @@ def test_the_slash_command_hook_takes_the_raw_arguments_and_answers_model_and_us
     assert answer["systemMessage"].startswith(f"goal-convergence: started {goal.goal_id}")
     triage = run_hook("prompt-expansion", {**payload, "command_name": "goal-convergence:triage", "command_args": ""})
     assert "the triage inbox is empty" in triage["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_resumed_session_is_not_charged_for_the_time_it_was_away(project):
+    goal = make_goal(project)  # its clock runs: as if the session had ended without its SessionEnd hook
+    Store().update(Goal, goal.goal_id, lambda g: setattr(g, "active_since", "2020-01-01T00:00:00.000Z"))
+    run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "resume"})
+    assert load(goal.goal_id).spent.active_seconds == 0
+    Store().update(Goal, goal.goal_id, lambda g: setattr(g, "active_since", "2020-01-01T00:00:00.000Z"))
+    run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "compact"})
+    assert load(goal.goal_id).spent.active_seconds > 3600  # a compacted session never stopped: charged

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import engine, goals
+from goal_convergence import engine
 from goal_convergence.models import Goal
 from goal_convergence.slash import run_command
 from goal_convergence.store import Store
