@@ -5,15 +5,15 @@ In Claude Code the session itself is the maker and none of this runs; the Stop h
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from . import conditions, cost, render
+from pydantic import ValidationError
+
+from . import claude_code, conditions, render
 from .engine import MakerReport
 from .errors import MakerError
 from .models import Cost, Goal
@@ -68,40 +68,34 @@ class ClaudeMaker:
     model: str | None = None
     name: str = "claude"
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
-        binary = os.environ.get("GOAL_CONVERGENCE_CLAUDE_BIN") or shutil.which("claude")
+    def command(self, goal: Goal, hint: str) -> list[str]:
+        binary = claude_code.binary()
         if not binary:
             raise MakerError("the claude maker needs Claude Code: install it (npm install -g @anthropic-ai/claude-code) "
-                             "or use --maker-cmd CMD")
+                             "or set CLAUDE_BIN, or use --maker-cmd CMD")
         session = goal.maker.session_id
         prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
         args = [binary, "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
         if session:
             args += ["--resume", session]
-        if self.model or goal.maker.model:
-            args += ["--model", self.model or goal.maker.model or ""]
+        model = self.model or goal.maker.model
+        return args + (["--model", model] if model else [])
+
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
         try:
-            proc = subprocess.run(args, cwd=goal.project_root, capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run(self.command(goal, hint), cwd=goal.project_root, capture_output=True, text=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL, env=claude_code.detached_env())
         except subprocess.TimeoutExpired:
-            return MakerReport(summary="[claude -p timed out]", failed=True)
+            return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
         try:
-            result = json.loads(proc.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            tail = (proc.stderr or proc.stdout)[-500:]
+            result = claude_code.PrintResult.model_validate_json(proc.stdout.strip() or "{}")
+        except ValidationError:
+            tail = (proc.stderr or proc.stdout).strip()[-500:]
             return MakerReport(summary=f"[claude -p exited {proc.returncode} without a result: {tail}]", failed=True)
-        return report_from_result(result, proc.returncode)
-
-
-def report_from_result(result: dict, returncode: int = 0) -> MakerReport:
-    """A maker report from `claude -p --output-format json`'s result object."""
-    usage = result.get("usage") or {}
-    models = list((result.get("modelUsage") or {}).keys())
-    model = max(models, key=lambda m: result["modelUsage"][m].get("costUSD", 0)) if models else None
-    return MakerReport(
-        summary=str(result.get("result") or "")[-SUMMARY_CHARS:],
-        cost=Cost(dollars=float(result.get("total_cost_usd") or 0.0), tokens=cost.usage_tokens(usage)),
-        model=model,
-        failed=bool(result.get("is_error")) or returncode != 0,
-        session_id=result.get("session_id"),
-    )
+        return MakerReport(
+            summary=(result.result or "")[-SUMMARY_CHARS:],
+            cost=Cost(dollars=result.total_cost_usd, tokens=result.tokens),
+            model=result.main_model,
+            failed=result.is_error or proc.returncode != 0,
+            session_id=result.session_id,
+        )

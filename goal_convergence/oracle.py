@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import cost as pricing
-from . import protect, schema, tree
+from . import claude_code, protect, schema, tree
 from .errors import InvalidInput, OracleError, OracleUnavailable
 from .models import (ConditionEvidence, ConditionResult, ConditionType, Cost, Goal, Iteration, Model,
                      OracleConfig, Unfixable, Verdict)
@@ -44,8 +43,6 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 4
 # Claude Code's own system prompt remnant and its Read/Grep/Glob/StructuredOutput tool definitions.
 CLAUDE_CODE_OVERHEAD_TOKENS = 4_000
-_CLAUDE_SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_PROJECT_DIR",
-                        "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_ENV_FILE")
 
 
 class JudgeError(OracleError):
@@ -504,32 +501,6 @@ class AnthropicOracle:
         return f"could not reach the oracle API ({exc}); check the network and ANTHROPIC_BASE_URL"
 
 
-class _CliModelUsage(_Lenient):
-    inputTokens: int = 0
-    outputTokens: int = 0
-    cacheReadInputTokens: int = 0
-    cacheCreationInputTokens: int = 0
-
-
-class _CliResult(_Lenient):
-    """What ``claude -p --output-format json`` prints."""
-
-    model_config = ConfigDict(extra="ignore", strict=False)
-    type: Literal["result"]
-    subtype: str
-    is_error: bool = False
-    total_cost_usd: float
-    num_turns: int = 0
-    result: str | None = None
-    structured_output: Any = None
-    errors: list[Any] = Field(default_factory=list)
-    modelUsage: dict[str, _CliModelUsage] = Field(default_factory=dict)
-
-
-def claude_binary() -> str | None:
-    return os.environ.get("CLAUDE_BIN") or shutil.which("claude")
-
-
 class ClaudeCliOracle:
     """The user's own Claude Code, through its login: ``claude -p`` in safe, restricted mode with
     only Read, Grep and Glob, the verdict schema as structured output, and its own cost figure."""
@@ -559,7 +530,7 @@ class ClaudeCliOracle:
 
     def judge(self, oracle_input: OracleInput) -> Judgement:
         # Inside a Claude Code session these would tie the nested run to the outer session.
-        env = {k: v for k, v in os.environ.items() if k not in _CLAUDE_SESSION_VARS}
+        env = claude_code.detached_env()
         env.update(API_TIMEOUT_MS=str(int(self.timeout * 1000)), CLAUDE_CODE_MAX_RETRIES=str(self.max_retries))
         wall = self.timeout * (MAX_TOOL_ROUNDS + 2)
         try:
@@ -571,14 +542,13 @@ class ClaudeCliOracle:
         except OSError as exc:
             raise JudgeError(f"could not run {self.claude} ({exc}); check the Claude Code install") from None
         try:
-            result = _CliResult.model_validate_json(done.stdout.strip() or "{}")
+            result = claude_code.PrintResult.model_validate_json(done.stdout.strip() or "{}")
         except ValidationError:
             raise JudgeError(f"claude -p exited {done.returncode} without a result: "
                              f"{cut((done.stderr or done.stdout).strip(), 500) or 'no output'}; "
                              "run `claude -p hi` to check the login") from None
         spent = Cost(dollars=result.total_cost_usd,
-                     tokens=sum(u.inputTokens + u.outputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens
-                                for u in result.modelUsage.values()))
+                     tokens=result.tokens)
         if result.is_error or result.subtype != "success":
             detail = "; ".join(map(str, result.errors)) or result.result or "no detail"
             how = "an error" if result.subtype == "success" else result.subtype
@@ -696,7 +666,7 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
     has_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     provider = config.provider
     if provider == "auto":
-        provider = "anthropic" if has_key else "claude-cli" if claude_binary() else ""
+        provider = "anthropic" if has_key else "claude-cli" if claude_code.binary() else ""
         if not provider:
             raise OracleUnavailable(f"no oracle can run here: {SET_UP}")
     if provider == "anthropic":
@@ -704,7 +674,7 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
             raise OracleUnavailable(f"the anthropic oracle needs an API key: {SET_UP}")
         return AnthropicOracle(config.model, root, rerun)
     if provider == "claude-cli":
-        claude = claude_binary()
+        claude = claude_code.binary()
         if not claude:
             raise OracleUnavailable(f"the claude-cli oracle needs Claude Code on PATH (or CLAUDE_BIN): {SET_UP}")
         return ClaudeCliOracle(config.model, root, claude)
