@@ -285,6 +285,10 @@ def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_b
         if spent:
             raise IllegalTransition(f"goal {goal.goal_id} has spent its budget ({spent}); raise it, e.g. "
                                     f"`goal resume {goal.goal_id} {_raised_flag(goal, spent)}`")
+        if session_id and session_id != goal.session_id:
+            # Taken over from another session, which may have died without its SessionEnd: its clock
+            # since the last iteration is idle time as likely as work, so it is not charged.
+            goal.active_since = None
         budget.accrue(goal, now)
         goal.session_id = session_id or goal.session_id
         goal.active_since = now_iso(now) if session_id else None

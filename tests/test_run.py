@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakeapi import delay, text
+from tests.fakeapi import delay, error, text
 
 GOAL = [sys.executable, "-m", "goal_convergence"]
 
@@ -225,3 +225,47 @@ def test_flaky_condition_is_confirmed_before_it_converges(project, env, fake_api
     cond = second["conditions"][0]
     assert cond["rerun"] is not None and cond["rerun"]["passed"] is False and cond["passed"] is False
     assert any("flaky" in n for n in second["decision"]["notes"])
+
+
+def test_an_oracle_that_keeps_failing_ends_with_judge_error(project, env, fake_api):
+    fake_api.set_responder(lambda body: error(500, "api_error", "scripted outage"))
+    gid = new_goal(project, env)
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    assert run.returncode == 7, run.stdout + run.stderr
+    doc = load(env, gid)
+    assert [it["judgeError"] is not None for it in doc["history"]] == [True, True, True]
+    assert doc["state"] == "escalated" and doc["stopReason"] == "judge-error"
+
+
+def test_an_unfixable_verdict_ends_the_loop(project, env, fake_api):
+    unfixable = {"converged": False, "reasons": ["needs a licence key"], "nextHint": "",
+                 "unfixable": {"reason": "the tests call a paid API", "evidence": ["calc.py needs LICENSE_KEY"]}}
+    fake_api.enqueue(text(json.dumps(unfixable)))
+    gid = new_goal(project, env)
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert load(env, gid)["stopReason"] == "unfixable"
+
+
+def test_triage_act_reopens_with_a_raised_budget_and_dismiss_closes(project, env, fake_api, tmp_path):
+    fake_api.set_responder(lambda body: verdict(False, "keep going"))
+    gid = new_goal(project, env, "--max-iterations", "1")
+    assert goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", env=env, cwd=project).returncode == 4
+    item = json.loads(goal("triage", "list", "--json", env=env, cwd=project).stdout)[0]
+    shown = goal("triage", "show", item["triageId"], env=env, cwd=project)
+    assert shown.returncode == 0 and "ceiling" in shown.stdout and gid in shown.stdout
+    refused = goal("triage", "act", item["triageId"], env=env, cwd=project)
+    assert refused.returncode == 70 and "--max-iterations" in refused.stderr  # still at its ceiling
+    acted = goal("triage", "act", item["triageId"], "goal", "--max-iterations", "3", "--json", env=env, cwd=project)
+    assert acted.returncode == 0, acted.stderr
+    assert json.loads(acted.stdout)["state"] == "active"
+    fake_api.set_responder(None)
+    fake_api.enqueue(verdict(True))
+    rerun = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE.replace("break", "")), "--json",
+                 env=env, cwd=project)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert json.loads(goal("triage", "list", "--json", env=env, cwd=project).stdout) == []
+    listed = json.loads(goal("triage", "list", "--all", "--json", env=env, cwd=project).stdout)
+    assert [i["status"] for i in listed] == ["acted"]
+    again = goal("triage", "dismiss", item["triageId"], env=env, cwd=project)
+    assert again.returncode == 70 and "already acted" in again.stderr

@@ -1,0 +1,57 @@
+"""Makers: the real Claude Code in print mode as the headless maker, against the scripted API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakeapi import text, tool_use
+from tests.test_run import GOAL, verdict
+
+MAKER_MODEL = "claude-sonnet-5-5"
+HINT = "create fix.py containing OK = True"
+
+
+@pytest.mark.e2e
+def test_goal_run_with_the_claude_maker_resumes_its_session_with_the_hint(git_repo, fake_api, claude_bin, tmp_path):
+    maker_requests: list[dict] = []
+    oracle_answers = iter([verdict(False, HINT), verdict(True)])
+
+    def respond(body: dict):
+        tools = {t.get("name") for t in body.get("tools") or []}
+        if "oracle of goal-convergence" in json.dumps(body.get("system", "")):
+            return next(oracle_answers)
+        if "Write" not in tools:
+            return text("ok")  # Claude Code's side requests
+        maker_requests.append(body)
+        last = body["messages"][-1]["content"]
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last if isinstance(last, list)):
+            return text("Created fix.py.")
+        if HINT in json.dumps(last):
+            return tool_use("Write", {"file_path": str(git_repo / "fix.py"), "content": "OK = True\n"})
+        return text("I believe the goal is already met.")
+
+    fake_api.set_responder(respond)
+    env = fake_api.claude_env(tmp_path / "home", CLAUDE_BIN=claude_bin,
+                              GOAL_CONVERGENCE_HOME=str(tmp_path / "gc"), GOAL_CONVERGENCE_ORACLE_RETRIES="0",
+                              PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    check = f"{sys.executable} -c 'import fix; assert fix.OK'"
+    run = subprocess.run([*GOAL, "run", "create the fix module", "--check", check, "--maker", "claude",
+                          "--maker-model", MAKER_MODEL, "--json"], cwd=git_repo, env=env, capture_output=True,
+                         text=True, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    ledger = json.loads(run.stdout)
+    assert (ledger["met"], ledger["turns"]) == (True, 2)
+    assert (git_repo / "fix.py").read_text() == "OK = True\n"
+    goal = json.loads((tmp_path / "gc" / "goals" / f"{ledger['goalId']}.json").read_text())
+    assert goal["maker"]["model"] == MAKER_MODEL and goal["maker"]["sessionId"]
+    assert goal["spent"]["makerDollars"] > 0 and goal["spent"]["makerTokens"] > 0
+    first, second = maker_requests[0], maker_requests[1]
+    assert first["model"] == MAKER_MODEL and "create the fix module" in json.dumps(first["messages"])
+    # the second run resumed the first session: the first exchange is still in its messages
+    assert "I believe the goal is already met." in json.dumps(second["messages"])
+    assert HINT in json.dumps(second["messages"][-1])
