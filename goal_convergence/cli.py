@@ -207,9 +207,7 @@ def triage_group() -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print JSON.")
 def triage_list_cmd(show_all: bool, json_out: bool) -> None:
     """List triage items, newest first."""
-    store = _store()
-    items = triage.list_items(store, show_all)
-    _report_quarantine(store)
+    items = triage.list_items(_store(), show_all)
     _echo_json([i.dump() for i in items]) if json_out else click.echo(render.triage_table(items))
 
 

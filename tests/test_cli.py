@@ -140,3 +140,19 @@ def test_a_broken_goal_file_is_quarantined_and_reported_once(tmp_path, gc_home, 
     assert second.stderr == "" and good in second.stdout
     [kept] = (gc_home / "quarantine").glob(f"{broken}.json.*[0-9]")
     assert kept.read_text() != "" and broken in kept.name
+
+
+def test_check_runs_the_conditions_now_and_exits_by_the_result(git_repo):
+    made = json.loads(ok(git_repo, "new", "make it build", "--build", "true", "--check", "echo 'boom: 42 is wrong'; exit 3",
+                         "--json").stdout)
+    failing = goal(git_repo, "check", made["goalId"], "--json")
+    assert failing.returncode == 1, failing.stderr
+    evidence = json.loads(failing.stdout)
+    assert [(e["type"], e["passed"], e["exitCode"]) for e in evidence] == [("build_pass", True, 0),
+                                                                          ("custom_command", False, 3)]
+    assert "boom: 42 is wrong" in evidence[1]["failureLines"]
+    table = goal(git_repo, "check")  # no id: the open goal of this project
+    assert table.returncode == 1 and "PASS" in table.stdout and "FAIL" in table.stdout
+    ok(git_repo, "abandon", made["goalId"])
+    green = json.loads(ok(git_repo, "new", "make it build", "--build", "true", "--json").stdout)
+    assert goal(git_repo, "check", green["goalId"]).returncode == 0
