@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Callable
 
-from . import budget, conditions, lifecycle, oracle, tree, triage
+from . import budget, conditions, lifecycle, notify, oracle, tree, triage
 from .decide import Evidence, decide
 from .errors import InvalidInput, OracleError
 from .goals import same_model
@@ -204,6 +204,7 @@ def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, 
     goal = store.update(Goal, goal_id, change)
     if triage_id:
         triage.file_escalation(store, goal, now)
+    notify.goal_ended(store, goal, now)  # once the goal and its triage item are on disk; once per end
     return Outcome(goal, decision, record, triage_id[0] if triage_id else None)
 
 
@@ -221,6 +222,7 @@ def stop_if_exhausted(store: Store, goal_id: str, now: datetime | None = None) -
     triage_id: list[str] = []
     goal = store.update(Goal, goal_id, lambda g: triage_id.append(_escalate(g, decision, now)))
     triage.file_escalation(store, goal, now)
+    notify.goal_ended(store, goal, now)
     return Outcome(goal, decision, None, triage_id[0])
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, cost, inference, lifecycle, protect, tree
+from . import budget, cost, inference, lifecycle, notify, protect, tree
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown
 from .index import OPEN_STATES
 from .models import Budget, Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
@@ -262,7 +262,10 @@ def list_goals(store: Store, show_all: bool = False) -> list[dict]:
 def move(store: Store, goal_id: str, action: str, now: datetime | None = None) -> Goal:
     """pause or abandon a goal (resume has its own function: it binds a session and may raise a budget)."""
     now = now or datetime.now(UTC)
-    return store.update(Goal, goal_id, lambda g: lifecycle.transition(g, action, now))
+    goal = store.update(Goal, goal_id, lambda g: lifecycle.transition(g, action, now))
+    if action == "abandon":
+        notify.goal_ended(store, goal, now)
+    return goal
 
 
 def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_budget: dict | None = None,

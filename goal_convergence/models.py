@@ -246,6 +246,14 @@ class Escalation(Model):
     at: Timestamp
 
 
+class HeartbeatMark(Model):
+    """On a goal a heartbeat made: the failure it was made for, and how often a heartbeat has seen it since."""
+
+    fingerprint: str = Field(min_length=1)
+    count: Int = Field(default=1, ge=1)
+    last_seen: Timestamp
+
+
 class ProtectedFile(Model):
     path: str = Field(min_length=1)
     sha256: str | None = None
@@ -265,6 +273,7 @@ class Goal(Model):
     session_id: str | None = None
     project_root: str = Field(min_length=1)
     source: Source = "user"
+    heartbeat: HeartbeatMark | None = None
     escalation: Escalation | None = None
     stuck_after: Int = Field(default=3, ge=1)
     protected_files: list[ProtectedFile] = Field(default_factory=list)

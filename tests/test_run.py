@@ -269,3 +269,14 @@ def test_triage_act_reopens_with_a_raised_budget_and_dismiss_closes(project, env
     assert [i["status"] for i in listed] == ["acted"]
     again = goal("triage", "dismiss", item["triageId"], env=env, cwd=project)
     assert again.returncode == 70 and "already acted" in again.stderr
+
+
+def test_an_oracle_call_that_could_not_be_paid_for_is_not_made(project, env, fake_api):
+    # the next call's worst case on claude-haiku-5-5 is several cents: more than a 2-cent budget holds
+    gid = new_goal(project, env, "--max-dollars", "0.02")
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    assert run.returncode == 5, run.stdout + run.stderr
+    assert fake_api.messages == []
+    doc = load(env, gid)
+    assert doc["spent"]["oracleDollars"] == 0 and doc["history"][0]["verdict"] is None
+    assert any("could not be paid for" in n for n in doc["history"][0]["decision"]["notes"])

@@ -1,0 +1,123 @@
+"""The user's settings: a project's (`.goal-convergence.toml`, else `[tool.goal-convergence]` in
+pyproject.toml) and the home's (`config.toml` under $GOAL_CONVERGENCE_HOME).
+
+Project settings, all optional::
+
+    notify = "notify-send goal-convergence"     # run when one of this project's goals ends
+
+    [heartbeat]                                 # [tool.goal-convergence.heartbeat] in pyproject.toml
+    mode = "goal"                               # or "triage": failures become triage items
+    max_new_per_hour = 3
+    checks = [{ type = "test_pass", command = "npm test" },
+              { type = "coverage_threshold", command = "npm run coverage", threshold = 80 }]
+    oracle = "auto"                             # the heartbeat goals' oracle; "conditions": no model
+    oracle_model = "claude-haiku-5-5"
+    oracle_command = "..."                      # with oracle = "command"
+
+    [heartbeat.budget]                          # each heartbeat goal's budget (0: no limit on that)
+    max_iterations = 10
+    max_duration = "1h"
+    max_dollars = 5.0
+
+The home's `config.toml` may say ``notify = "..."`` for every project; its other keys are left to
+whoever else keeps settings there (the home defaults to ~/.claude).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import InvalidInput
+from .index import home
+from .models import ConditionType, OracleProvider, StoppingCondition
+
+PROJECT_FILE = ".goal-convergence.toml"
+
+
+class _Settings(BaseModel):
+    # A misspelt key is refused: a setting silently ignored is worse than an error.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Check(_Settings):
+    type: ConditionType
+    command: str = Field(min_length=1)
+    threshold: float | None = Field(default=None, ge=0, le=100)
+
+    @model_validator(mode="after")
+    def _threshold_for_coverage(self) -> Check:
+        if (self.type == "coverage_threshold") != (self.threshold is not None):
+            raise ValueError("a coverage_threshold check needs `threshold = PCT`, and only that type takes one")
+        return self
+
+    def condition(self) -> StoppingCondition:
+        return StoppingCondition(type=self.type, command=self.command, threshold=self.threshold)
+
+
+class HeartbeatBudget(_Settings):
+    max_iterations: int | None = Field(default=10, ge=0)
+    max_duration: str | None = "1h"
+    max_dollars: float | None = Field(default=5.0, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+
+
+class HeartbeatConfig(_Settings):
+    checks: list[Check] = Field(default_factory=list)
+    mode: Literal["goal", "triage"] = "goal"
+    max_new_per_hour: int = Field(default=3, ge=0)
+    budget: HeartbeatBudget = Field(default_factory=HeartbeatBudget)
+    oracle: OracleProvider = "auto"
+    oracle_model: str | None = Field(default=None, min_length=1)
+    oracle_command: str | None = None
+
+
+class ProjectConfig(_Settings):
+    notify: str | None = Field(default=None, min_length=1)
+    heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
+
+
+class HomeConfig(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    notify: str | None = Field(default=None, min_length=1)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path} is not valid TOML ({exc}); fix it") from None
+
+
+def _validated(kind: type[BaseModel], doc: object, where: str) -> BaseModel:
+    try:
+        return kind.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "the table"
+        raise InvalidInput(f"{where}: {key}: {first['msg']} (got {first.get('input')!r}); fix it "
+                           f"(the settings are described in the README, section Heartbeat)") from None
+
+
+def project_config(root: Path) -> ProjectConfig:
+    """The settings of the project at ``root``: its `.goal-convergence.toml` when there is one, else the
+    `[tool.goal-convergence]` table of its pyproject.toml, else the defaults."""
+    own = root / PROJECT_FILE
+    if own.is_file():
+        return _validated(ProjectConfig, _read_toml(own), str(own))  # type: ignore[return-value]
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("goal-convergence", {})
+        return _validated(ProjectConfig, table, f"{pyproject} [tool.goal-convergence]")  # type: ignore[return-value]
+    return ProjectConfig()
+
+
+def home_config() -> HomeConfig:
+    path = home() / "config.toml"
+    if not path.is_file():
+        return HomeConfig()
+    return _validated(HomeConfig, _read_toml(path), str(path))  # type: ignore[return-value]
