@@ -3,7 +3,8 @@
 Exit codes (mapped here and only here):
   0   success (for `goal run`: converged; for `goal check`: every condition passes)
   1-7 `goal run`: the stop reason (1 unfixable, 2 stuck, 3 timeout, 4 ceiling, 5 budget-exhausted,
-      6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails
+      6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails; `goal heartbeat --run`: the
+      code of the first new goal that did not converge (0 when all did, or none was made)
   2   bad input (a flag value, an id, a broken hard rule)
   70  the command could not run (no such goal, a corrupt file, an illegal state change, a missing tool)
   130 interrupted
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from . import conditions, goals, makers, render, runner, triage
+from . import conditions, goals, heartbeat, makers, render, runner, triage
 from .errors import GoalConvergenceError
 from .index import OPEN_STATES
 from .models import EXIT_ERROR, TriageItem
@@ -250,6 +251,27 @@ def slash_cmd(session_id: str | None) -> None:
 
     reply = run_command("goal", click.get_text_stream("stdin").read(), session_id=session_id, cwd=os.getcwd())
     click.echo(reply.text)
+
+
+@cli.command("heartbeat")
+@click.option("--project", type=click.Path(file_okay=False), help="Project folder (default: here).")
+@click.option("--mode", type=click.Choice(["goal", "triage"]),
+              help="What a new failure becomes (default: the config's mode, else goal).")
+@click.option("--run", "run_goals", is_flag=True, help="Then run the new goals headless, one after another.")
+@click.option("--maker", type=click.Choice(["claude"]), help="With --run: Claude Code in print mode (default).")
+@click.option("--maker-cmd", help="With --run: any shell command as the maker (gets GOAL_HINT and GOAL_FILE).")
+@click.option("--json", "json_out", is_flag=True, help="Always print a JSON summary.")
+def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, maker: str | None, maker_cmd: str | None,
+                  json_out: bool) -> int:
+    """Run the project's checks; each new failure becomes a goal (or a triage item), deduplicated and
+    rate-limited. Prints nothing unless something new was made, skipped or run (cron-friendly)."""
+    chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker() if maker else None
+    report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen)
+    if json_out:
+        _echo_json(report.summary())
+    elif report.changed:
+        click.echo(report.text())
+    return report.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

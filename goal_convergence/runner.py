@@ -7,8 +7,6 @@ maker whose work was already recorded (the pending iteration) is not run again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Callable
 
 from . import budget, engine, goals

@@ -12,7 +12,7 @@ from goal_convergence.models import Goal, TriageItem
 from goal_convergence.store import Store
 from tests.e2e.harness import (CALC_BUGGY, ClaudeCode, Conversation, Script, fix, hook_outputs, notices, read,
                                two_bug_project)
-from tests.fakeapi import fake_api, text  # noqa: F401 (fixture)
+from tests.fakeapi import text
 
 pytestmark = pytest.mark.e2e
 
@@ -78,7 +78,7 @@ def test_a_maker_that_only_claims_success_escalates_with_a_triage_item_and_the_s
     item = Store().load(TriageItem, goal.escalation.triage_id)
     assert (item.goal_id, item.stop_reason, item.status) == (goal.goal_id, "stuck", "open")
     assert Conversation(script.maker_requests[-1]).turn == 2  # two blocked stops, then it was let stop
-    assert any(f"stopped (stuck)" in n and item.triage_id in n for n in notices(events))
+    assert any("stopped (stuck)" in n and item.triage_id in n for n in notices(events))
 
     shown = hook_outputs(claude.run(f"/goal-convergence:triage show {item.triage_id}"), "UserPromptExpansion")
     assert f"{item.triage_id} (open, from escalation)" in shown[0]["hookSpecificOutput"]["additionalContext"]

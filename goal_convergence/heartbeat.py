@@ -1,0 +1,244 @@
+"""The heartbeat: run a project's checks and turn each failure into one goal, or one triage item.
+
+The checks are the project's configured ones (config.py), else what inference finds the project
+can run (tests, lint, build; coverage only when configured, since only a setting can say its
+threshold). They run with the conditions' own runner, so a failure has the same fingerprint here
+as in a goal's evidence.
+
+A failure is known by its project, its check's command and its fingerprint. Seen again while its
+goal is open (active, paused) or its triage item is open, that one is updated (count, last seen);
+a goal that escalated or was abandoned, or an item that was dismissed, is a person's call already:
+it is reported as known and never re-opened. Anything else is new, and at most
+``max_new_per_hour`` new goals and items are made per project in any hour; the rest are skipped
+(reported, not recorded) and come back at the next heartbeat.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+from . import conditions, config, goals, inference, makers, render, runner, triage
+from .config import HeartbeatConfig
+from .errors import InvalidInput
+from .makers import Maker
+from .models import (
+    ConditionEvidence,
+    FailingCondition,
+    Goal,
+    HeartbeatMark,
+    StoppingCondition,
+    TriageItem,
+    now_iso,
+    parse_iso,
+)
+from .store import Store
+
+RATE_WINDOW = timedelta(hours=1)
+INFERRED_KINDS = ("test_pass", "lint_clean", "build_pass")
+_OPEN = ("active", "paused", "open")
+_KNOWN = ("escalated", "failed", "dismissed")
+_FLAGS = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}
+
+FindingOutcome = Literal["created", "updated", "known", "skipped"]
+
+
+@dataclass
+class Finding:
+    """One failing check and what the heartbeat did about it."""
+
+    condition: StoppingCondition
+    fingerprint: str
+    first_failure: str
+    outcome: FindingOutcome = "skipped"
+    kind: Literal["goal", "triage"] | None = None
+    item_id: str | None = None
+    state: str | None = None  # the goal's state or the item's status
+    count: int = 0
+
+    def dump(self) -> dict:
+        return {"outcome": self.outcome, "kind": self.kind, "id": self.item_id, "state": self.state,
+                "count": self.count, "type": self.condition.type, "command": self.condition.command,
+                "fingerprint": self.fingerprint, "firstFailure": self.first_failure}
+
+
+@dataclass
+class Report:
+    project: str
+    mode: str
+    checks: int
+    max_new_per_hour: int
+    findings: list[Finding] = field(default_factory=list)
+    runs: list[runner.RunResult] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Worth a line in a cron mail: something new was made, skipped, or run."""
+        return bool(self.runs) or any(f.outcome in ("created", "skipped") for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """0 unless a goal run with --run did not converge: then that run's exit code (`goal run`'s)."""
+        return next((r.exit_code for r in self.runs if r.exit_code != 0), 0)
+
+    def summary(self) -> dict:
+        return {"project": self.project, "mode": self.mode, "checks": self.checks, "failing": len(self.findings),
+                "maxNewPerHour": self.max_new_per_hour, "findings": [f.dump() for f in self.findings],
+                "runs": [{"goalId": r.goal.goal_id, "stop": r.stop, "exitCode": r.exit_code,
+                          "iterations": r.goal.spent.iterations, "totalCostUsd": round(r.goal.spent.dollars, 6)}
+                         for r in self.runs],
+                "exitCode": self.exit_code}
+
+    def text(self) -> str:
+        lines = [f"heartbeat in {self.project}: {self.checks} check(s), {len(self.findings)} failing"]
+        for f in self.findings:
+            what = f"{'goal' if f.kind == 'goal' else 'triage item'} {f.item_id}"
+            lines.append({
+                "created": f"  new {what}: {_objective(f.condition)}\n    {f.first_failure}",
+                "updated": f"  seen again ({f.count} times): {what} ({f.state}), `{f.condition.command}`",
+                "known": f"  known, not re-opened: {what} ({f.state}), `{f.condition.command}`",
+                "skipped": f"  skipped `{f.condition.command}`: {self.max_new_per_hour} new per hour already made "
+                           f"here (max_new_per_hour); the next heartbeat records it",
+            }[f.outcome])
+        lines += ["  ran " + render.run_summary(r.goal, r.stop).replace("\n", "\n    ") for r in self.runs]
+        return "\n".join(lines)
+
+
+def beat(store: Store, project: Path | str | None = None, *, mode: str | None = None, run: bool = False,
+         maker: Maker | None = None, now: datetime | None = None) -> Report:
+    """Run the project's checks, record their failures, and with ``run`` work on the new goals
+    one after another (``maker`` defaults to `claude -p`)."""
+    root = goals.project_root(project)
+    settings = config.project_config(root).heartbeat
+    mode = mode or settings.mode
+    if run and mode == "triage":
+        raise InvalidInput("--run works on the goals a heartbeat makes, but --mode triage makes triage items; "
+                           "drop one of them")
+    if maker is not None and not run:
+        raise InvalidInput("--maker and --maker-cmd say who works on the new goals, which only --run does; add --run")
+    checks = checks_for(settings, root)
+    evidence = conditions.run_conditions(checks, root)
+    report = Report(str(root), mode, len(checks), settings.max_new_per_hour)
+    failing = [(c, e) for c, e in zip(checks, evidence, strict=True) if not e.passed]
+    if failing:
+        # Two heartbeats of one project at once (an overlapping cron) must not both make the same goal.
+        with store.lock(Path("heartbeat-" + hashlib.sha256(str(root).encode()).hexdigest()[:16])):
+            report.findings = _record(store, root, settings, mode, failing, now or datetime.now(UTC))
+    if run:
+        chosen = maker or makers.ClaudeMaker()
+        report.runs = [runner.run_goal(store, f.item_id, chosen) for f in report.findings
+                       if f.outcome == "created" and f.item_id]
+    return report
+
+
+def checks_for(settings: HeartbeatConfig, root: Path) -> list[StoppingCondition]:
+    if settings.checks:
+        return [c.condition() for c in settings.checks]
+    commands = inference.project_commands(root)
+    found = [StoppingCondition(type=k, command=commands[k]) for k in INFERRED_KINDS if k in commands]  # type: ignore[arg-type]
+    if not found:
+        raise InvalidInput(f"no checks to run in {root}: none are configured and none could be inferred; list them "
+                           f"under [heartbeat] checks in {config.PROJECT_FILE}, or [tool.goal-convergence.heartbeat] "
+                           f"in pyproject.toml (README, Heartbeat)")
+    return found
+
+
+@dataclass
+class _Tracked:
+    """A goal or triage item a heartbeat made, as far as deduplication cares."""
+
+    kind: Literal["goal", "triage"]
+    item_id: str
+    command: str
+    fingerprint: str
+    state: str
+    count: int
+
+
+def _tracked(goals_here: list[Goal], items_here: list[TriageItem]) -> list[_Tracked]:
+    found = [_Tracked("goal", g.goal_id, g.stopping_conditions[0].command, g.heartbeat.fingerprint, g.state,
+                      g.heartbeat.count) for g in goals_here if g.heartbeat]
+    found += [_Tracked("triage", i.triage_id, i.failing_conditions[0].command, i.fingerprint, i.status, i.count)
+              for i in items_here if i.fingerprint and i.failing_conditions]
+    return found
+
+
+def _record(store: Store, root: Path, settings: HeartbeatConfig, mode: str,
+            failing: list[tuple[StoppingCondition, ConditionEvidence]], now: datetime) -> list[Finding]:
+    goals_here = [g for g in store.iter_all(Goal) if g.project_root == str(root)]
+    items_here = [i for i in store.iter_all(TriageItem) if i.project_root == str(root) and i.source == "heartbeat"]
+    made = [g.created_at for g in goals_here if g.source == "heartbeat"] + [i.created_at for i in items_here]
+    room = max(0, settings.max_new_per_hour - sum(parse_iso(t) > now - RATE_WINDOW for t in made))
+    tracked = _tracked(goals_here, items_here)
+    findings = []
+    for condition, ev in failing:
+        finding = Finding(condition, ev.fingerprint, _first_failure(ev))
+        same = [t for t in tracked if (t.command, t.fingerprint) == (condition.command, ev.fingerprint)]
+        match = next((t for t in same if t.state in _OPEN), None) or next((t for t in same if t.state in _KNOWN), None)
+        if match is not None and match.state in _OPEN:
+            match.count = _seen_again(store, match, now)
+            finding.outcome = "updated"
+        elif match is not None:
+            finding.outcome = "known"
+        elif room:
+            room -= 1
+            match = _create(store, root, settings, mode, condition, ev, finding.first_failure, now)
+            tracked.append(match)
+            finding.outcome = "created"
+        if match is not None:
+            finding.kind, finding.item_id, finding.state, finding.count = match.kind, match.item_id, match.state, match.count
+        findings.append(finding)
+    return findings
+
+
+def _seen_again(store: Store, tracked: _Tracked, now: datetime) -> int:
+    def bump(mark: HeartbeatMark | TriageItem) -> None:
+        mark.count += 1
+        mark.last_seen = now_iso(now)
+
+    if tracked.kind == "goal":
+        goal = store.update(Goal, tracked.item_id, lambda g: bump(g.heartbeat))  # type: ignore[arg-type]
+        return goal.heartbeat.count  # type: ignore[union-attr]
+    return store.update(TriageItem, tracked.item_id, bump).count  # type: ignore[arg-type]
+
+
+def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, condition: StoppingCondition,
+            ev: ConditionEvidence, first: str, now: datetime) -> _Tracked:
+    stamp = now_iso(now)
+    if mode == "triage":
+        item = store.create(TriageItem(
+            triage_id=triage.new_triage_id(), source="heartbeat", objective=_objective(condition),
+            project_root=str(root), reasons=[f"a heartbeat found `{condition.command}` failing"],
+            failing_conditions=[FailingCondition(type=condition.type, command=condition.command, first_failure=first)],
+            fingerprint=ev.fingerprint, last_seen=stamp, created_at=stamp, updated_at=stamp))
+        return _Tracked("triage", item.triage_id, condition.command, ev.fingerprint, item.status, item.count)
+    b = settings.budget
+    spec = goals.GoalSpec(objective=_objective(condition), project=root, source="heartbeat",
+                          max_iterations=b.max_iterations, max_duration=b.max_duration, max_dollars=b.max_dollars,
+                          max_tokens=b.max_tokens, oracle_provider=settings.oracle,
+                          oracle_model=settings.oracle_model or goals.DEFAULT_ORACLE_MODEL,
+                          oracle_command=settings.oracle_command)
+    if condition.type in _FLAGS:
+        setattr(spec, _FLAGS[condition.type], condition.command)
+    elif condition.type == "coverage_threshold":
+        spec.coverage, spec.coverage_cmd = condition.threshold, condition.command
+    else:
+        spec.checks = [condition.command]
+    goal = goals.new_goal(store, spec, now)
+    mark = HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp)
+    goal = store.update(Goal, goal.goal_id, lambda g: setattr(g, "heartbeat", mark))
+    return _Tracked("goal", goal.goal_id, condition.command, ev.fingerprint, goal.state, mark.count)
+
+
+def _objective(condition: StoppingCondition) -> str:
+    if condition.type == "coverage_threshold":
+        return f"heartbeat: bring `{condition.command}` back to {condition.threshold:g}% coverage"
+    return f"heartbeat: make `{condition.command}` pass again"
+
+
+def _first_failure(ev: ConditionEvidence) -> str:
+    first = ev.error or (ev.failure_lines[0] if ev.failure_lines else None)
+    return (first or ("timed out" if ev.timed_out else f"exit {ev.exit_code}"))[:300]
