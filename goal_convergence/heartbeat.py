@@ -47,6 +47,18 @@ FindingOutcome = Literal["created", "updated", "known", "skipped"]
 
 
 @dataclass
+class Tracked:
+    """A goal or triage item a heartbeat made, as far as deduplication cares."""
+
+    kind: Literal["goal", "triage"]
+    item_id: str
+    command: str
+    fingerprint: str
+    state: str  # the goal's state or the item's status
+    count: int
+
+
+@dataclass
 class Finding:
     """One failing check and what the heartbeat did about it."""
 
@@ -54,14 +66,12 @@ class Finding:
     fingerprint: str
     first_failure: str
     outcome: FindingOutcome = "skipped"
-    kind: Literal["goal", "triage"] | None = None
-    item_id: str | None = None
-    state: str | None = None  # the goal's state or the item's status
-    count: int = 0
+    tracked: Tracked | None = None  # the goal or item it was recorded on (none when skipped)
 
     def dump(self) -> dict:
-        return {"outcome": self.outcome, "kind": self.kind, "id": self.item_id, "state": self.state,
-                "count": self.count, "type": self.condition.type, "command": self.condition.command,
+        t = self.tracked
+        return {"outcome": self.outcome, "kind": t and t.kind, "id": t and t.item_id, "state": t and t.state,
+                "count": t.count if t else 0, "type": self.condition.type, "command": self.condition.command,
                 "fingerprint": self.fingerprint, "firstFailure": self.first_failure}
 
 
@@ -95,11 +105,12 @@ class Report:
     def text(self) -> str:
         lines = [f"heartbeat in {self.project}: {self.checks} check(s), {len(self.findings)} failing"]
         for f in self.findings:
-            what = f"{'goal' if f.kind == 'goal' else 'triage item'} {f.item_id}"
+            t = f.tracked
+            what = f"{'goal' if t.kind == 'goal' else 'triage item'} {t.item_id} ({t.state})" if t else ""
             lines.append({
                 "created": f"  new {what}: {_objective(f.condition)}\n    {f.first_failure}",
-                "updated": f"  seen again ({f.count} times): {what} ({f.state}), `{f.condition.command}`",
-                "known": f"  known, not re-opened: {what} ({f.state}), `{f.condition.command}`",
+                "updated": f"  seen again ({t.count if t else 0} times): {what}, `{f.condition.command}`",
+                "known": f"  known, not re-opened: {what}, `{f.condition.command}`",
                 "skipped": f"  skipped `{f.condition.command}`: {self.max_new_per_hour} new per hour already made "
                            f"here (max_new_per_hour); the next heartbeat records it",
             }[f.outcome])
@@ -129,8 +140,8 @@ def beat(store: Store, project: Path | str | None = None, *, mode: str | None = 
             report.findings = _record(store, root, settings, mode, failing, now or datetime.now(UTC))
     if run:
         chosen = maker or makers.ClaudeMaker()
-        report.runs = [runner.run_goal(store, f.item_id, chosen) for f in report.findings
-                       if f.outcome == "created" and f.item_id]
+        report.runs = [runner.run_goal(store, f.tracked.item_id, chosen) for f in report.findings
+                       if f.outcome == "created" and f.tracked]
     return report
 
 
@@ -138,7 +149,8 @@ def checks_for(settings: HeartbeatConfig, root: Path) -> list[StoppingCondition]
     if settings.checks:
         return [c.condition() for c in settings.checks]
     commands = inference.project_commands(root)
-    found = [StoppingCondition(type=k, command=commands[k]) for k in INFERRED_KINDS if k in commands]  # type: ignore[arg-type]
+    found = [StoppingCondition(type=kind, command=commands[kind])  # type: ignore[arg-type]
+             for kind in INFERRED_KINDS if kind in commands]
     if not found:
         raise InvalidInput(f"no checks to run in {root}: none are configured and none could be inferred; list them "
                            f"under [heartbeat] checks in {config.PROJECT_FILE}, or [tool.goal-convergence.heartbeat] "
@@ -146,22 +158,10 @@ def checks_for(settings: HeartbeatConfig, root: Path) -> list[StoppingCondition]
     return found
 
 
-@dataclass
-class _Tracked:
-    """A goal or triage item a heartbeat made, as far as deduplication cares."""
-
-    kind: Literal["goal", "triage"]
-    item_id: str
-    command: str
-    fingerprint: str
-    state: str
-    count: int
-
-
-def _tracked(goals_here: list[Goal], items_here: list[TriageItem]) -> list[_Tracked]:
-    found = [_Tracked("goal", g.goal_id, g.stopping_conditions[0].command, g.heartbeat.fingerprint, g.state,
+def _tracked(goals_here: list[Goal], items_here: list[TriageItem]) -> list[Tracked]:
+    found = [Tracked("goal", g.goal_id, g.stopping_conditions[0].command, g.heartbeat.fingerprint, g.state,
                       g.heartbeat.count) for g in goals_here if g.heartbeat]
-    found += [_Tracked("triage", i.triage_id, i.failing_conditions[0].command, i.fingerprint, i.status, i.count)
+    found += [Tracked("triage", i.triage_id, i.failing_conditions[0].command, i.fingerprint, i.status, i.count)
               for i in items_here if i.fingerprint and i.failing_conditions]
     return found
 
@@ -172,11 +172,11 @@ def _record(store: Store, root: Path, settings: HeartbeatConfig, mode: str,
     items_here = [i for i in store.iter_all(TriageItem) if i.project_root == str(root) and i.source == "heartbeat"]
     made = [g.created_at for g in goals_here if g.source == "heartbeat"] + [i.created_at for i in items_here]
     room = max(0, settings.max_new_per_hour - sum(parse_iso(t) > now - RATE_WINDOW for t in made))
-    tracked = _tracked(goals_here, items_here)
+    records = _tracked(goals_here, items_here)
     findings = []
     for condition, ev in failing:
         finding = Finding(condition, ev.fingerprint, _first_failure(ev))
-        same = [t for t in tracked if (t.command, t.fingerprint) == (condition.command, ev.fingerprint)]
+        same = [t for t in records if (t.command, t.fingerprint) == (condition.command, ev.fingerprint)]
         match = next((t for t in same if t.state in _OPEN), None) or next((t for t in same if t.state in _KNOWN), None)
         if match is not None and match.state in _OPEN:
             match.count = _seen_again(store, match, now)
@@ -186,15 +186,14 @@ def _record(store: Store, root: Path, settings: HeartbeatConfig, mode: str,
         elif room:
             room -= 1
             match = _create(store, root, settings, mode, condition, ev, finding.first_failure, now)
-            tracked.append(match)
+            records.append(match)
             finding.outcome = "created"
-        if match is not None:
-            finding.kind, finding.item_id, finding.state, finding.count = match.kind, match.item_id, match.state, match.count
+        finding.tracked = match
         findings.append(finding)
     return findings
 
 
-def _seen_again(store: Store, tracked: _Tracked, now: datetime) -> int:
+def _seen_again(store: Store, tracked: Tracked, now: datetime) -> int:
     def bump(mark: HeartbeatMark | TriageItem) -> None:
         mark.count += 1
         mark.last_seen = now_iso(now)
@@ -206,7 +205,7 @@ def _seen_again(store: Store, tracked: _Tracked, now: datetime) -> int:
 
 
 def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, condition: StoppingCondition,
-            ev: ConditionEvidence, first: str, now: datetime) -> _Tracked:
+            ev: ConditionEvidence, first: str, now: datetime) -> Tracked:
     stamp = now_iso(now)
     if mode == "triage":
         item = store.create(TriageItem(
@@ -214,7 +213,7 @@ def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, cond
             project_root=str(root), reasons=[f"a heartbeat found `{condition.command}` failing"],
             failing_conditions=[FailingCondition(type=condition.type, command=condition.command, first_failure=first)],
             fingerprint=ev.fingerprint, last_seen=stamp, created_at=stamp, updated_at=stamp))
-        return _Tracked("triage", item.triage_id, condition.command, ev.fingerprint, item.status, item.count)
+        return Tracked("triage", item.triage_id, condition.command, ev.fingerprint, item.status, item.count)
     b = settings.budget
     spec = goals.GoalSpec(objective=_objective(condition), project=root, source="heartbeat",
                           max_iterations=b.max_iterations, max_duration=b.max_duration, max_dollars=b.max_dollars,
@@ -230,7 +229,7 @@ def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, cond
     goal = goals.new_goal(store, spec, now)
     mark = HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp)
     goal = store.update(Goal, goal.goal_id, lambda g: setattr(g, "heartbeat", mark))
-    return _Tracked("goal", goal.goal_id, condition.command, ev.fingerprint, goal.state, mark.count)
+    return Tracked("goal", goal.goal_id, condition.command, ev.fingerprint, goal.state, mark.count)
 
 
 def _objective(condition: StoppingCondition) -> str:

@@ -15,6 +15,7 @@ second look at the same ended goal stays silent, while a goal that is resumed an
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -29,7 +30,7 @@ from .models import Goal, now_iso
 from .store import Store
 
 ENDED = ("converged", "escalated", "failed")
-TIMEOUT = float(os.environ.get("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "10"))
+DEFAULT_TIMEOUT = 10.0
 _OUTPUT_LOGGED = 2000
 
 
@@ -69,30 +70,47 @@ def goal_ended(store: Store, goal: Goal, now: datetime | None = None) -> dict | 
     if goal.state not in ENDED:
         return None
     try:
-        found = event(goal, now)
-        if not _append_once(store, found):
+        entry = event(goal, now)
+        if not _append_once(store, entry):
             return None
         commands = _commands(goal)
     except Exception:  # a notification must never be what breaks a loop or a hook
         log_error("notify", f"goal {goal.goal_id}: could not record its end\n{traceback.format_exc()}")
         return None
     cwd = Path(goal.project_root) if Path(goal.project_root).is_dir() else store.root
+    timeout = _timeout()
     for command in commands:
-        _run(command, found, cwd)
-    return found
+        try:
+            _run(command, entry, cwd, timeout)
+        except Exception:  # as above; and one command's trouble must not keep the next from running
+            log_error("notify", f"goal {goal.goal_id}: the notify command {command!r} failed\n{traceback.format_exc()}")
+    return entry
 
 
-def _append_once(store: Store, found: dict) -> bool:
+def _timeout() -> float:
+    raw = os.environ.get("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        log_error("notify", f"GOAL_CONVERGENCE_NOTIFY_TIMEOUT={raw!r} is not a number of seconds; "
+                            f"{DEFAULT_TIMEOUT:g} s is used instead: unset it or fix it")
+        return DEFAULT_TIMEOUT
+    return value
+
+
+def _append_once(store: Store, entry: dict) -> bool:
     path = events_path(store)
     with store.lock(path):
         if path.exists():
             with path.open(encoding="utf-8", errors="replace") as fh:
                 for line in fh:
-                    if found["key"] in line and _key_of(line) == found["key"]:
+                    if entry["key"] in line and _key_of(line) == entry["key"]:
                         return False
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(found, ensure_ascii=False) + "\n")
+            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
     return True
@@ -121,19 +139,19 @@ def _commands(goal: Goal) -> list[str]:
     return found
 
 
-def _run(command: str, found: dict, cwd: Path) -> None:
-    env = {**os.environ, "GOAL_ID": found["goalId"], "GOAL_STATE": found["state"],
-           "GOAL_STOP_REASON": found["stopReason"] or "", "GOAL_OBJECTIVE": found["objective"]}
+def _run(command: str, entry: dict, cwd: Path, timeout: float) -> None:
+    env = {**os.environ, "GOAL_ID": entry["goalId"], "GOAL_STATE": entry["state"],
+           "GOAL_STOP_REASON": entry["stopReason"] or "", "GOAL_OBJECTIVE": entry["objective"]}
     # Output goes to a file, not a pipe: a background child that keeps a pipe open would hang us.
     with tempfile.TemporaryFile() as out:
         try:
             proc = subprocess.Popen([conditions.user_shell(), "-c", command], cwd=cwd, env=env, stdin=subprocess.PIPE,
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
-            log_error("notify", f"goal {found['goalId']}: could not start the notify command {command!r}: {exc}")
+            log_error("notify", f"goal {entry['goalId']}: could not start the notify command {command!r}: {exc}")
             return
         try:
-            proc.communicate((json.dumps(found, ensure_ascii=False) + "\n").encode(), timeout=TIMEOUT)
+            proc.communicate((json.dumps(entry, ensure_ascii=False) + "\n").encode(), timeout=timeout)
             problem = f"exited {proc.returncode}" if proc.returncode else None
         except subprocess.TimeoutExpired:
             try:
@@ -141,9 +159,9 @@ def _run(command: str, found: dict, cwd: Path) -> None:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
-            problem = f"timed out after {TIMEOUT:g}s and was killed"
+            problem = f"timed out after {timeout:g}s and was killed"
         if problem:
             out.seek(0)
             said = out.read()[-_OUTPUT_LOGGED:].decode("utf-8", "replace").strip()
-            log_error("notify", f"goal {found['goalId']} ({found['state']}): the notify command {command!r} "
+            log_error("notify", f"goal {entry['goalId']} ({entry['state']}): the notify command {command!r} "
                                 f"{problem}; fix the `notify` setting (README, Heartbeat)\n{said}")
