@@ -50,6 +50,16 @@ class GoalSpec:
     stuck_after: int = 3
     source: str = "user"
 
+    def add_condition(self, kind: str, command: str, threshold: float | None = None) -> None:
+        """Add one condition as its flag would (a coverage check without a threshold is a plain check)."""
+        flag = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}.get(kind)
+        if flag and getattr(self, flag) is None:
+            setattr(self, flag, command)
+        elif kind == "coverage_threshold" and threshold is not None and self.coverage is None:
+            self.coverage, self.coverage_cmd = threshold, command
+        else:
+            self.checks.append(command)
+
 
 def project_root(path: Path | str | None = None) -> Path:
     """The git top level of ``path`` (default: cwd), or the folder itself outside git."""

@@ -41,7 +41,6 @@ RATE_WINDOW = timedelta(hours=1)
 INFERRED_KINDS = ("test_pass", "lint_clean", "build_pass")
 _OPEN = ("active", "paused", "open")
 _KNOWN = ("escalated", "failed", "dismissed")
-_FLAGS = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}
 
 FindingOutcome = Literal["created", "updated", "known", "skipped"]
 
@@ -220,12 +219,7 @@ def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, cond
                           max_tokens=b.max_tokens, oracle_provider=settings.oracle,
                           oracle_model=settings.oracle_model or goals.DEFAULT_ORACLE_MODEL,
                           oracle_command=settings.oracle_command)
-    if condition.type in _FLAGS:
-        setattr(spec, _FLAGS[condition.type], condition.command)
-    elif condition.type == "coverage_threshold":
-        spec.coverage, spec.coverage_cmd = condition.threshold, condition.command
-    else:
-        spec.checks = [condition.command]
+    spec.add_condition(condition.type, condition.command, condition.threshold)
     goal = goals.new_goal(store, spec, now)
     mark = HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp)
     goal = store.update(Goal, goal.goal_id, lambda g: setattr(g, "heartbeat", mark))

@@ -15,6 +15,7 @@ from pathlib import Path
 from .models import StoppingCondition
 
 KINDS = ("test_pass", "lint_clean", "coverage_threshold", "build_pass")
+PYTHON_BUILD = r"python -m compileall -q -x '(^|/)(\.git|\.venv|venv|node_modules|build|dist)/' ."
 
 _OBJECTIVE_WORDS = {
     "test_pass": re.compile(r"\btests?\b|\bspecs?\b|\bpytest\b|\bjest\b|\bvitest\b", re.I),
@@ -106,7 +107,8 @@ def _python_commands(root: Path) -> dict[str, str]:
     if "ruff" in tool or (root / "ruff.toml").exists() or (root / ".ruff.toml").exists():
         found["lint_clean"] = "ruff check ."
     if pyproject.get("build-system"):
-        found["build_pass"] = "python -m build --no-isolation --wheel --outdir /tmp/goal-convergence-build ."
+        # Byte-compiling every module needs nothing installed and catches what breaks a Python build.
+        found["build_pass"] = PYTHON_BUILD
     return found
 
 

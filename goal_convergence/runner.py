@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import budget, engine, goals
+from . import budget, engine, goals, notify
 from .makers import Maker
 from .models import EXIT_CODES, GOAL_ID_RE, Goal
 from .store import Store
@@ -65,6 +65,7 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
         while True:
             goal = store.load(Goal, goal_id)
             if goal.state != "active":
+                notify.goal_ended(store, goal)  # once per end: catches an end a crash kept from being announced
                 return RunResult(goal, goal.stop_reason or "paused", outcomes)
             stopped = engine.stop_if_exhausted(store, goal_id)
             if stopped:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import goals
 from .errors import IllegalTransition
-from .models import FailingCondition, Goal, TriageItem, new_id, now_iso
+from .models import FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
 from .store import Store
 
 
@@ -78,14 +78,13 @@ def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None =
     if item.goal_id:
         goal = goals.resume(store, item.goal_id, raise_budget=raise_budget, now=now)
     else:
-        flags: dict = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}
         spec = goals.GoalSpec(objective=item.objective, project=Path(item.project_root), source="triage",
                               **{k: v for k, v in raise_budget.items() if v is not None})
         for c in item.failing_conditions:
-            if c.type in flags and getattr(spec, flags[c.type]) is None:
-                setattr(spec, flags[c.type], c.command)
-            else:
-                spec.checks.append(c.command)
+            spec.add_condition(c.type, c.command)
         goal = goals.new_goal(store, spec, now)
+        if item.fingerprint:  # the next heartbeat then finds this goal working on the failure
+            mark = HeartbeatMark(fingerprint=item.fingerprint, count=item.count, last_seen=item.last_seen or now_iso(now))
+            goal = store.update(Goal, goal.goal_id, lambda g: setattr(g, "heartbeat", mark))
     store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "acted"))
     return goal

@@ -191,3 +191,14 @@ def test_the_slash_command_runs_it_for_the_current_project_without_a_shell(proje
     assert doc["projectRoot"] == str(project) and doc["goalId"] in reply.text
     hostile = run_command("heartbeat", "--mode $(touch PWNED) `touch PWNED2`", session_id="s-1", cwd=str(project))
     assert "(exit 2)" in hostile.text and not list(project.glob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
+
+
+def test_a_goal_made_from_a_heartbeat_item_is_what_the_next_heartbeat_finds(project, gc_home):
+    [item] = beat_json(project, "--mode", "triage")["findings"]
+    acted = goal(project, "triage", "act", item["id"], "--json")
+    assert acted.returncode == 0, acted.stderr
+    made = json.loads(acted.stdout)
+    assert made["source"] == "triage" and [c["command"] for c in made["stoppingConditions"]] == [CHECK]
+    [finding] = beat_json(project)["findings"]
+    assert (finding["outcome"], finding["id"]) == ("updated", made["goalId"])
+    assert [d["goalId"] for d in docs(gc_home)] == [made["goalId"]]

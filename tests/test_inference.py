@@ -30,7 +30,7 @@ SAMPLES = {
     "pyproject and a tests folder": (
         {"pyproject.toml": PYPROJECT, "tests/test_a.py": "def test_a(): pass\n"},
         {"test_pass": "python -m pytest -q", "coverage_threshold": PYCOV,
-         "build_pass": "python -m build --no-isolation --wheel --outdir /tmp/goal-convergence-build ."}),
+         "build_pass": inference.PYTHON_BUILD}),
     "pytest configured in pyproject, ruff too": (
         {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n[tool.ruff]\nline-length = 100\n'},
         {"test_pass": "python -m pytest -q", "coverage_threshold": PYCOV, "lint_clean": "ruff check ."}),
