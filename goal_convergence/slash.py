@@ -225,5 +225,7 @@ def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
     done = subprocess.run([sys.executable, "-m", "goal_convergence", name, *args], cwd=cwd, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL)
     shown = " ".join(shlex.quote(a) for a in ["goal", name, *args])
-    output = (done.stdout + done.stderr).strip() or "(no output)"
+    # the heartbeat is quiet when nothing changed, which is right for cron and puzzling in a session
+    quiet = "nothing new: no check failed that is not already a goal or a triage item" if name == "heartbeat" else ""
+    output = (done.stdout + done.stderr).strip() or quiet or "(no output)"
     return Reply(f"Output of `{shown}` (exit {done.returncode}):\n{output}\n\nShow this to the user.")

@@ -189,6 +189,8 @@ def test_the_slash_command_runs_it_for_the_current_project_without_a_shell(proje
     assert reply.text.startswith("Output of `goal heartbeat --json` (exit 0)")
     [doc] = docs(gc_home)
     assert doc["projectRoot"] == str(project) and doc["goalId"] in reply.text
+    quiet = run_command("heartbeat", "", session_id="s-1", cwd=str(project))
+    assert "(exit 0)" in quiet.text and "nothing new" in quiet.text
     hostile = run_command("heartbeat", "--mode $(touch PWNED) `touch PWNED2`", session_id="s-1", cwd=str(project))
     assert "(exit 2)" in hostile.text and not list(project.glob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
 
