@@ -79,10 +79,9 @@ def no_progress(goal: Goal, evidence: Evidence) -> int:
     return run
 
 
-def judge_errors_in_a_row(history: list[Iteration], now_failed: bool) -> int:
-    if not now_failed:
-        return 0
-    run = 1
+def judge_errors_in_a_row(history: list[Iteration]) -> int:
+    """Judge errors at the end of ``history``, one after another."""
+    run = 0
     for it in reversed(history):
         if it.verdict is not None or not it.judge_error:
             break
@@ -119,7 +118,7 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetim
     if evidence.unaffordable:
         notes.append("the next oracle call could not be paid for within the dollar or token budget")
         return stop("budget-exhausted")
-    if verdict is None and judge_errors_in_a_row(goal.history, True) >= JUDGE_ERRORS_TO_STOP:
+    if evidence.judge_error and judge_errors_in_a_row(goal.history) + 1 >= JUDGE_ERRORS_TO_STOP:
         return stop("judge-error")
     spent = budget.exhausted(goal)
     blocker = classify_blocker(evidence.maker_summary) or ("run_failed" if evidence.maker_failed else None)

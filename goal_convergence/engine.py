@@ -155,15 +155,17 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
     assert pending is not None
     root = Path(goal.project_root)
     notes: list[str] = []
+    oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
     for _ in range(MAX_RECHECKS + 1):
         found = conditions.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
         tree_fp = tree.tree_fingerprint(root)
         flip_notes = _confirm_flips(goal, found, tree_fp, root)
         preview = goal.model_copy(deep=True)
-        _charge(preview, pending.number, Cost(), clock())
-        verdict, oracle_cost, judge_error, unaffordable, judge_notes = _judge(
-            goal, found, pending.maker_summary, root, preview)
         _charge(preview, pending.number, oracle_cost, clock())
+        verdict, call_cost, judge_error, unaffordable, judge_notes = _judge(
+            goal, found, pending.maker_summary, root, preview)
+        _charge(preview, pending.number, call_cost, clock())
+        oracle_cost = Cost(dollars=oracle_cost.dollars + call_cost.dollars, tokens=oracle_cost.tokens + call_cost.tokens)
         evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
                             tree_after_judge=tree.tree_fingerprint(root) if verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
