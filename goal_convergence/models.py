@@ -1,7 +1,7 @@
 """pydantic models that mirror the JSON Schemas in ``schemas/`` (the published contract).
 
 Strict mode and ``extra="forbid"`` keep the models exactly as picky as the schemas: a document one
-rejects, the other rejects too (tests/test_schemas.py proves it both ways). Keys are camelCase on
+rejects, the other rejects too (tests/test_models_schema.py proves it both ways). Keys are camelCase on
 disk and snake_case in Python.
 """
 
