@@ -416,7 +416,7 @@ def render_table(evidence: list[ConditionEvidence]) -> str:
     header = ("#", "condition", "result", "duration", "coverage", "first failure")
     rows = [header]
     for e in evidence:
-        first = e.failure_lines[0] if e.failure_lines else (e.error or "")
+        first = e.first_failure
         rows.append((str(e.index), _clip(f"{e.type}: {e.command}", 48), _result(e), f"{e.duration_seconds:.2f}s",
                      "-" if e.coverage is None else f"{e.coverage:.1f}%", _clip(first, 100) if not e.passed else ""))
     widths = [max(len(r[c]) for r in rows) for c in range(len(header) - 1)]

@@ -63,8 +63,7 @@ def hint_from_failures(evidence: Evidence) -> str:
     for c in evidence.conditions:
         if c.passed:
             continue
-        what = "timed out" if c.timed_out else (c.error or (c.failure_lines[0] if c.failure_lines else f"exit {c.exit_code}"))
-        parts.append(f"`{c.command}` fails: {what}")
+        parts.append(f"`{c.command}` fails: {c.first_failure}")
     return "; ".join(parts) or "The checks pass but the goal is not judged met; re-read the objective."
 
 

@@ -233,5 +233,4 @@ def _objective(condition: StoppingCondition) -> str:
 
 
 def _first_failure(ev: ConditionEvidence) -> str:
-    first = ev.error or (ev.failure_lines[0] if ev.failure_lines else None)
-    return (first or ("timed out" if ev.timed_out else f"exit {ev.exit_code}"))[:300]
+    return ev.first_failure[:300]

@@ -131,19 +131,12 @@ def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
 
 
 def _failure(c: ConditionEvidence) -> str:
-    what = c.error or ("timed out" if c.timed_out else None) or \
-        (c.failure_lines[0] if c.failure_lines else None) or _last_line(c.output_tail) or f"exit {c.exit_code}"
-    return f"[{c.index}] {c.type} `{_clip(c.command, 200)}`: {_clip(what, 300)}"
+    return f"[{c.index}] {c.type} `{_clip(c.command, 200)}`: {_clip(c.first_failure, 300)}"
 
 
 def _clip(text: str, limit: int) -> str:
     """Claude Code keeps only the first 10,000 characters of a hook's output."""
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _last_line(text: str) -> str | None:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else None
 
 
 def escalation_line(goal: Goal, triage_id: str | None) -> str:

@@ -184,6 +184,15 @@ class ConditionEvidence(Model):
     error: str | None = None
     rerun: Rerun | None = None
 
+    @property
+    def first_failure(self) -> str:
+        """What to say first about a failed run: its error, else its first failure line, else how it ended."""
+        if self.error:
+            return self.error
+        if self.failure_lines:
+            return self.failure_lines[0]
+        return "timed out" if self.timed_out else f"exit {self.exit_code}"
+
 
 class ConditionResult(Model):
     type: ConditionType

@@ -20,9 +20,7 @@ def failing_conditions(goal: Goal) -> list[FailingCondition]:
     if not goal.history:
         return []
     return [
-        FailingCondition(type=c.type, command=c.command,
-                         first_failure=(c.error or (c.failure_lines[0] if c.failure_lines else None)
-                                        or ("timed out" if c.timed_out else f"exit {c.exit_code}"))[:300])
+        FailingCondition(type=c.type, command=c.command, first_failure=c.first_failure[:300])
         for c in goal.history[-1].conditions if not c.passed
     ]
 
