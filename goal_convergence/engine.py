@@ -82,8 +82,7 @@ def record_maker(store: Store, goal_id: str, report: MakerReport, *, detach: boo
             goal.maker.session_id = report.session_id
         if goal.state == "active":
             pending = goal.pending or Pending(number=goal.spent.iterations + 1, started_at=now_iso(now))
-            pending.maker_cost = Cost(dollars=pending.maker_cost.dollars + report.cost.dollars,
-                                      tokens=pending.maker_cost.tokens + report.cost.tokens)
+            pending.maker_cost = pending.maker_cost + report.cost
             pending.maker_summary = report.summary if report.summary is not None else pending.maker_summary
             pending.maker_failed = report.failed
             goal.pending = pending
@@ -165,7 +164,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
         verdict, call_cost, judge_error, unaffordable, judge_notes = _judge(
             goal, found, pending.maker_summary, root, preview)
         _charge(preview, pending.number, call_cost, clock())
-        oracle_cost = Cost(dollars=oracle_cost.dollars + call_cost.dollars, tokens=oracle_cost.tokens + call_cost.tokens)
+        oracle_cost = oracle_cost + call_cost
         evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
                             tree_after_judge=tree.tree_fingerprint(root) if verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from . import budget, cost, inference, lifecycle, notify, protect, tree
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown
 from .index import OPEN_STATES
-from .models import Budget, Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
+from .models import Budget, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
 from .store import Store
 
 DEFAULT_ORACLE_MODEL = "claude-haiku-5-5"
@@ -49,6 +49,7 @@ class GoalSpec:
     protect: list[str] = field(default_factory=list)
     stuck_after: int = 3
     source: str = "user"
+    heartbeat: HeartbeatMark | None = None  # the failure a heartbeat made (or found) this goal for
 
     def add_condition(self, kind: str, command: str, threshold: float | None = None) -> None:
         """Add one condition as its flag would (a coverage check without a threshold is a plain check)."""
@@ -230,6 +231,7 @@ def _goal(spec: GoalSpec, root: Path, conditions: list[StoppingCondition], oracl
         protected_files=protect.detect(root, conditions, spec.protect),
         base_commit=tree.head_commit(root),
         base_tree=tree.tree_fingerprint(root),
+        heartbeat=spec.heartbeat,
         active_since=stamp if spec.session_id else None,
         created_at=stamp,
         updated_at=stamp,

@@ -218,12 +218,11 @@ def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, cond
                           max_iterations=b.max_iterations, max_duration=b.max_duration, max_dollars=b.max_dollars,
                           max_tokens=b.max_tokens, oracle_provider=settings.oracle,
                           oracle_model=settings.oracle_model or goals.DEFAULT_ORACLE_MODEL,
-                          oracle_command=settings.oracle_command)
+                          oracle_command=settings.oracle_command,
+                          heartbeat=HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp))
     spec.add_condition(condition.type, condition.command, condition.threshold)
     goal = goals.new_goal(store, spec, now)
-    mark = HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp)
-    goal = store.update(Goal, goal.goal_id, lambda g: setattr(g, "heartbeat", mark))
-    return Tracked("goal", goal.goal_id, condition.command, ev.fingerprint, goal.state, mark.count)
+    return Tracked("goal", goal.goal_id, condition.command, ev.fingerprint, goal.state, 1)
 
 
 def _objective(condition: StoppingCondition) -> str:

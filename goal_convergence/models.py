@@ -157,6 +157,9 @@ class Cost(Model):
     dollars: NonNegFloat = 0.0
     tokens: NonNegInt = 0
 
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(dollars=self.dollars + other.dollars, tokens=self.tokens + other.tokens)
+
 
 class Rerun(Model):
     passed: bool

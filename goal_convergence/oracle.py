@@ -436,8 +436,7 @@ class AnthropicOracle:
             except anthropic.APIError as exc:
                 raise JudgeError(self._failure(exc), spent) from None
             usage = reply.usage.model_dump()
-            spent = Cost(dollars=spent.dollars + pricing.usage_cost(self.model, usage),
-                         tokens=spent.tokens + pricing.usage_tokens(usage))
+            spent = spent + Cost(dollars=pricing.usage_cost(self.model, usage), tokens=pricing.usage_tokens(usage))
             content = [b.model_dump(mode="json", exclude_none=True) for b in reply.content]
             # The API refuses an empty assistant turn in the history, and a repair round needs one.
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no answer)"}]})

@@ -76,13 +76,13 @@ def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None =
     if item.goal_id:
         goal = goals.resume(store, item.goal_id, raise_budget=raise_budget, now=now)
     else:
+        # With the item's fingerprint on it, the next heartbeat finds this goal working on the failure.
+        mark = HeartbeatMark(fingerprint=item.fingerprint, count=item.count,
+                             last_seen=item.last_seen or now_iso(now)) if item.fingerprint else None
         spec = goals.GoalSpec(objective=item.objective, project=Path(item.project_root), source="triage",
-                              **{k: v for k, v in raise_budget.items() if v is not None})
+                              heartbeat=mark, **{k: v for k, v in raise_budget.items() if v is not None})
         for c in item.failing_conditions:
             spec.add_condition(c.type, c.command)
         goal = goals.new_goal(store, spec, now)
-        if item.fingerprint:  # the next heartbeat then finds this goal working on the failure
-            mark = HeartbeatMark(fingerprint=item.fingerprint, count=item.count, last_seen=item.last_seen or now_iso(now))
-            goal = store.update(Goal, goal.goal_id, lambda g: setattr(g, "heartbeat", mark))
     store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "acted"))
     return goal
