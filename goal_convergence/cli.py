@@ -44,6 +44,11 @@ def _report_quarantine(store: Store) -> None:
         click.echo(f"warning: quarantined {path}: {reason}", err=True)
 
 
+def _live_progress(json_out: bool) -> conditions.LiveProgress | None:
+    """Conditions running, drawn live on a terminal (never into --json output or a pipe)."""
+    return None if json_out or not sys.stderr.isatty() else conditions.LiveProgress()
+
+
 def budget_options(defaults: bool):
     """--max-iterations/--max-duration/--max-dollars/--max-tokens; ``defaults`` only for new goals."""
     def wrap(fn):
@@ -78,7 +83,12 @@ def goal_options(fn):
         click.option("--oracle-cmd", "oracle_command", help="With --oracle command: the judge program."),
         click.option("--expect", help="With --oracle conditions: a regex the maker's last message must match."),
         click.option("--maker-model", help="The maker's model, when known."),
-        click.option("--protect", multiple=True, help="Glob of files the maker must not weaken (repeatable)."),
+        click.option("--protect", multiple=True,
+                     help="Files the maker must not weaken, as a pattern from the project root: 'tests/**', "
+                          "'*.py' (root only), '**/*.py' (repeatable)."),
+        click.option("--tests-may-change", is_flag=True,
+                     help="The objective is to change tests: the integrity guard reports test changes but does "
+                          "not block convergence on them."),
         click.option("--stuck-after", type=click.IntRange(min=1), default=3, show_default=True,
                      help="Iterations without progress before the goal counts as stuck."),
         click.option("--session", "session_id", help="Bind the goal to this Claude Code session."),
@@ -110,7 +120,7 @@ def cli() -> None:
 def new_cmd(objective: str, json_out: bool, **options) -> None:
     """Create a goal. With no condition flags, conditions are inferred from OBJECTIVE and the project."""
     store = _store()
-    goal = goals.new_goal(store, spec_from(objective, options))
+    goal = goals.new_goal(store, spec_from(objective, options), on_progress=_live_progress(json_out))
     _echo_json(goal.dump()) if json_out else click.echo(f"created {goal.goal_id}\n{render.status(goal)}")
 
 
@@ -172,8 +182,7 @@ def resume_cmd(goal_id: str | None, session_id: str | None, json_out: bool, **li
 def check_cmd(goal_id: str | None, json_out: bool) -> int:
     """Run a goal's stopping conditions now. Exit 0 only if all pass (1 if any fails)."""
     goal = goals.resolve(_store(), goal_id, states=OPEN_STATES)
-    progress = None if json_out or not sys.stderr.isatty() else conditions.LiveProgress()
-    evidence = conditions.check_goal_conditions(goal, on_progress=progress)
+    evidence = conditions.check_goal_conditions(goal, on_progress=_live_progress(json_out))
     _echo_json([e.dump() for e in evidence]) if json_out else click.echo(conditions.render_table(evidence))
     return 0 if all(e.passed for e in evidence) else 1
 
@@ -189,7 +198,7 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_o
     """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
     (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
     store = _store()
-    goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options))
+    goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options), _live_progress(json_out))
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker(options.get("maker_model"))
     live = sys.stderr.isatty() and not json_out
     result = runner.run_goal(store, goal_id, chosen,

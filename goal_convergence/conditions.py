@@ -4,8 +4,8 @@ Each condition is a shell command line run by the user's shell in its own proces
 the project root as cwd and no stdin. On timeout the whole group gets SIGTERM, then SIGKILL, so
 grandchildren go too (processes that start their own session escape any group and are out of
 reach). Output is read as it comes and never held whole: the first and last few KB, the byte
-count, the lines that matter (``extract``) and, for coverage, the lines the parsers need
-(``coverage``).
+count, the lines that matter (``extract``), the test runners' counts (``census``) and, for
+coverage, the lines the parsers need (``coverage``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TextIO
 
+from . import census
 from .coverage import CoverageLines, parse_coverage
 from .errors import GoalConvergenceError, InvalidInput
 from .extract import PASS_FINGERPRINT, FailureScanner, decode_output, fingerprint
@@ -55,6 +57,7 @@ _LAST_WORDS = 5
 _MAX_CARRY = 1 << 16
 
 Progress = list[tuple[int, str, float, bool | None]]
+ProgressCallback = Callable[[Progress], None]
 
 
 def user_shell() -> str:
@@ -67,12 +70,14 @@ def user_shell() -> str:
 class _Capture:
     """The bounded record of one command's output."""
 
-    def __init__(self, failures: FailureScanner | None = None, coverage: CoverageLines | None = None) -> None:
+    def __init__(self, failures: FailureScanner | None = None, coverage: CoverageLines | None = None,
+                 tests: census.CensusScanner | None = None) -> None:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
         self.failures = failures
         self.coverage = coverage
+        self.tests = tests
         self._carry = b""
 
     def feed(self, chunk: bytes) -> None:
@@ -105,6 +110,8 @@ class _Capture:
             self.failures.feed(block)
         if self.coverage is not None:
             self.coverage.feed(block)
+        if self.tests is not None:
+            self.tests.feed(block)
 
     def head_text(self) -> str:
         return decode_output(bytes(self.head))
@@ -248,8 +255,21 @@ def _execute(command: str, root: Path, timeout: float | None, cancel: threading.
     return exit_code, timed_out, cancelled, time.monotonic() - start
 
 
+def _checked_env(base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a condition runs in. Python keeps its bytecode in a cache of ours, not in the
+    project's __pycache__: a .pyc planted there, with the header of a buggy source, would be run
+    in place of that source, and git, the oracle and the integrity guard would never see it."""
+    env = dict(base)
+    if not env.get("PYTHONPYCACHEPREFIX"):
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"goal-convergence-pycache-{os.getuid()}")
+        # With a prefix, Python no longer reads the installed packages' own bytecode: it must be free
+        # to write theirs into the prefix once, or every run compiles pytest and the stdlib again.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
-         cancel: threading.Event | None) -> ConditionEvidence:
+         cancel: threading.Event | None, base_env: Mapping[str, str] | None = None) -> ConditionEvidence:
     def evidence(**fields: object) -> ConditionEvidence:
         return ConditionEvidence(index=index, type=condition.type, command=condition.command, **fields)
 
@@ -257,12 +277,24 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         coverage = CoverageLines(condition.coverage_regex) if condition.type == "coverage_threshold" else None
     except InvalidInput as e:
         return evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))
-    capture = _Capture(FailureScanner(), coverage)
+    tests = census.CensusScanner()
+    capture = _Capture(FailureScanner(), coverage, tests)
+    # pytest writes its JUnit XML here (census.runner_env), in a folder of this run's own.
     try:
-        exit_code, timed_out, cancelled, duration = _execute(condition.command, root, timeout, cancel, capture)
+        folder: Path | None = Path(tempfile.mkdtemp(prefix="goal-census-"))
+    except OSError:  # no writable temp folder: the census comes from the output alone
+        folder = None
+    try:
+        env = _checked_env(os.environ if base_env is None else base_env)
+        env = census.runner_env(env, folder) if folder else env
+        exit_code, timed_out, cancelled, duration = _execute(condition.command, root, timeout, cancel, capture, env)
+        test_census = census.collect(tests, folder) if folder else tests.result()
     except OSError as e:
         error = f"could not start the command ({e}); check that the project root {root} is readable"
         return evidence(passed=False, error=error, fingerprint=fingerprint([error], None, False))
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
 
     output = capture.head_text() + "\n" + capture.tail_text()
     error = None
@@ -297,16 +329,19 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         output_bytes=capture.total,
         failure_lines=failure_lines,
         coverage=value,
+        census=test_census,
         fingerprint=(PASS_FINGERPRINT if passed
                      else fingerprint(failure_lines + ([error] if error else []), exit_code, timed_out)),
         error=error,
     )
 
 
-def run_condition(condition: StoppingCondition, index: int, root: Path, *,
-                  default_timeout: float = DEFAULT_TIMEOUT) -> ConditionEvidence:
-    """Run one condition now (``index`` is its place in the goal) and return its evidence."""
-    return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None)
+def run_condition(condition: StoppingCondition, index: int, root: Path, *, default_timeout: float = DEFAULT_TIMEOUT,
+                  env: Mapping[str, str] | None = None) -> ConditionEvidence:
+    """Run one condition now (``index`` is its place in the goal) and return its evidence.
+
+    ``env`` is the command's environment (this process's by default), pytest's JUnit request added."""
+    return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env)
 
 
 @dataclass(frozen=True)
@@ -338,11 +373,12 @@ def run_command(command: str, root: Path, *, timeout: float | None = None,
 
 def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: list[int] | None = None,
                    on_progress: Callable[[Progress], None] | None = None,
-                   default_timeout: float = DEFAULT_TIMEOUT) -> list[ConditionEvidence]:
+                   default_timeout: float = DEFAULT_TIMEOUT,
+                   env: Mapping[str, str] | None = None) -> list[ConditionEvidence]:
     """Run the conditions (or the ``only`` indexes) all at once; evidence in index order.
 
     ``on_progress`` gets ``(index, command, elapsed seconds, passed or None while running)`` for
-    each condition, about ten times a second and once at the end.
+    each condition, about ten times a second and once at the end. ``env`` as for ``run_condition``.
     """
     root = Path(root)
     if not root.is_dir():
@@ -362,7 +398,7 @@ def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: lis
         started[i] = time.monotonic()
         cond = conditions[i]
         try:
-            results[i] = _run(cond, i, root, cond.timeout_seconds or default_timeout, cancel)
+            results[i] = _run(cond, i, root, cond.timeout_seconds or default_timeout, cancel, env)
         except BaseException as e:  # re-raised in the calling thread, where it can be handled
             crashes.append(e)
 

@@ -13,6 +13,7 @@ Project settings, all optional::
     oracle = "auto"                             # the heartbeat goals' oracle; "conditions": no model
     oracle_model = "claude-haiku-5-5"
     oracle_command = "..."                      # with oracle = "command"
+    tests_may_change = false                    # true: the integrity guard reports test changes, not blocks
 
     [heartbeat.budget]                          # each heartbeat goal's budget (0: no limit on that)
     max_iterations = 10
@@ -73,6 +74,7 @@ class HeartbeatConfig(_Settings):
     oracle: OracleProvider = "auto"
     oracle_model: str | None = Field(default=None, min_length=1)
     oracle_command: str | None = None
+    tests_may_change: bool = False
 
 
 class ProjectConfig(_Settings):

@@ -1,7 +1,8 @@
 """The decision step: a pure function from what an iteration saw to what happens next.
 
-The conditions are ground truth. The oracle can veto a green run but never pass a red one; a
-converge stands only on evidence that is still fresh. No I/O here: everything comes in as
+The conditions are ground truth, as the goal began them: a green run that the integrity guard
+refuses (tests gone, skipped or weakened) does not converge whatever the oracle says. The oracle
+can veto a green run but never pass a red one; a converge stands only on evidence that is still fresh. No I/O here: everything comes in as
 arguments, so the rules can be tested exhaustively.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from . import budget
-from .models import Blocker, ConditionEvidence, Decision, Goal, Iteration, Verdict
+from .models import Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Verdict
 
 JUDGE_ERRORS_TO_STOP = 3
 
@@ -50,6 +51,7 @@ class Evidence:
     maker_failed: bool = False
     judge_error: str | None = None
     unaffordable: bool = False  # the oracle call could not have been paid for within the budget
+    integrity: Integrity | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -65,6 +67,27 @@ def hint_from_failures(evidence: Evidence) -> str:
             continue
         parts.append(f"`{c.command}` fails: {c.first_failure}")
     return "; ".join(parts) or "The checks pass but the goal is not judged met; re-read the objective."
+
+
+HINTS_SHOWN = 5
+
+
+def _issue_text(issue: IntegrityIssue) -> str:
+    return issue.detail + (f" (since iteration {issue.since})" if issue.since else "")
+
+
+def hint_from_integrity(guard: Integrity) -> str:
+    """What the maker must hear when the guard refuses a green run: each cheat by name, and the way out."""
+    shown = [_issue_text(i) for i in guard.issues[:HINTS_SHOWN]]
+    more = len(guard.issues) - HINTS_SHOWN
+    files = [f"changed: {', '.join(guard.changed[:5])}" if guard.changed else "",
+             f"deleted: {', '.join(guard.deleted[:5])}" if guard.deleted else "",
+             f"added: {', '.join(guard.added[:5])}" if guard.added else ""]
+    touched = "; ".join(f for f in files if f)
+    return ("The checks pass, but not as the goal began them, so the goal is not done: "
+            + "; ".join(shown) + (f"; and {more} more" if more > 0 else "") + ". "
+            + (f"Check-defining files {touched}. " if touched else "")
+            + "Put the original tests and check files back (new tests may stay) and fix the code instead.")
 
 
 def no_progress(goal: Goal, evidence: Evidence) -> int:
@@ -96,17 +119,26 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetim
     """
     notes = list(evidence.notes)
     is_green = green(evidence)
+    guarded = is_green and evidence.integrity is not None and evidence.integrity.blocks
     if verdict is not None and verdict.converged and not is_green:
         notes.append("the oracle said converged while a condition fails: overridden (conditions are ground truth)")
-    if verdict is not None and is_green and not verdict.converged:
+    if guarded:
+        assert evidence.integrity is not None
+        notes.append("the integrity guard refused the green run: "
+                     + "; ".join(f"{i.kind} {i.subject}" for i in evidence.integrity.issues[:HINTS_SHOWN]))
+    elif verdict is not None and is_green and not verdict.converged:
         notes.append("the oracle vetoed a green run: " + ("; ".join(verdict.reasons) or "no reason given"))
 
-    if is_green and verdict is not None and verdict.converged:
+    if is_green and not guarded and verdict is not None and verdict.converged:
         if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
             return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
         return Decision(action="converge", stop_reason="converged", notes=notes)
 
-    hint = (verdict.next_hint if verdict is not None else "") or hint_from_failures(evidence)
+    if guarded:
+        assert evidence.integrity is not None
+        hint = hint_from_integrity(evidence.integrity)
+    else:
+        hint = (verdict.next_hint if verdict is not None else "") or hint_from_failures(evidence)
 
     def stop(reason: str, blocker: Blocker | None = None) -> Decision:
         return Decision(action="stop", stop_reason=reason, hint=hint, blocker=blocker, notes=notes)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Callable
 
-from . import budget, conditions, lifecycle, notify, oracle, tree, triage
+from . import budget, conditions, integrity, lifecycle, notify, oracle, tree, triage
 from .decide import Evidence, decide
 from .errors import InvalidInput, OracleError
 from .goals import same_model
@@ -23,6 +23,7 @@ from .models import (
     Decision,
     Escalation,
     Goal,
+    Integrity,
     Iteration,
     Pending,
     Rerun,
@@ -125,12 +126,15 @@ def _charge(goal: Goal, number: int, oracle_cost: Cost, now: datetime) -> None:
 
 
 def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root: Path,
-           preview: Goal) -> tuple[Verdict | None, Cost, str | None, bool, list[str]]:
-    """Ask the oracle, unless the call could not be paid for. Returns verdict, cost, error, unaffordable, notes."""
+           preview: Goal, guard: Integrity | None) -> tuple[Verdict | None, Cost, str | None, bool, list[str]]:
+    """Ask the oracle, unless the call could not be paid for or the integrity guard already refuses
+    the run (no verdict could change that). Returns verdict, cost, error, unaffordable, notes."""
+    if guard is not None and guard.blocks and all(e.passed for e in found):
+        return None, Cost(), None, False, ["the oracle was not asked: the integrity guard refuses this run"]
     try:
         judge = oracle.get_oracle(goal.oracle, goal, rerun=lambda i: conditions.run_condition(
             goal.stopping_conditions[i], i, root))
-        oracle_input = oracle.build_input(goal, found, summary)
+        oracle_input = oracle.build_input(goal, found, summary, guard)
         left = budget.dollars_left(preview)
         if left is not None and judge.estimate_cost(oracle_input) > left:
             return None, Cost(), None, True, []
@@ -159,16 +163,17 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
         found = conditions.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
         tree_fp = tree.tree_fingerprint(root)
         flip_notes = _confirm_flips(goal, found, tree_fp, root)
+        guard = integrity.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
         preview = goal.model_copy(deep=True)
         _charge(preview, pending.number, oracle_cost, clock())
         verdict, call_cost, judge_error, unaffordable, judge_notes = _judge(
-            goal, found, pending.maker_summary, root, preview)
+            goal, found, pending.maker_summary, root, preview, guard)
         _charge(preview, pending.number, call_cost, clock())
         oracle_cost = oracle_cost + call_cost
         evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
                             tree_after_judge=tree.tree_fingerprint(root) if verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
-                            judge_error=judge_error, unaffordable=unaffordable,
+                            judge_error=judge_error, unaffordable=unaffordable, integrity=guard,
                             notes=notes + flip_notes + judge_notes)
         decision = decide(preview, evidence, verdict, clock(), stuck_cap=stuck_cap)
         if decision.action != "recheck":
@@ -181,6 +186,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=verdict,
         judge_error=judge_error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
+        integrity=guard,
     )
     return _persist(store, goal_id, record, decision, clock())
 

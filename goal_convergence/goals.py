@@ -14,10 +14,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, cost, inference, lifecycle, notify, protect, tree
+from . import budget, conditions, cost, inference, integrity, lifecycle, notify, tree
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown
 from .index import OPEN_STATES
-from .models import Budget, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
+from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition,
+                     new_id, now_iso)
 from .store import Store
 
 DEFAULT_ORACLE_MODEL = "claude-haiku-5-5"
@@ -47,9 +48,11 @@ class GoalSpec:
     maker_model: str | None = None
     session_id: str | None = None
     protect: list[str] = field(default_factory=list)
+    tests_may_change: bool = False  # the objective is to change tests: the integrity guard reports, not enforces
     stuck_after: int = 3
     source: str = "user"
     heartbeat: HeartbeatMark | None = None  # the failure a heartbeat made (or found) this goal for
+    start: list[ConditionEvidence] | None = None  # a run of these conditions just made (the heartbeat's)
 
     def add_condition(self, kind: str, command: str, threshold: float | None = None) -> None:
         """Add one condition as its flag would (a coverage check without a threshold is a plain check)."""
@@ -190,8 +193,12 @@ def _user_input() -> Iterator[None]:
         raise InvalidInput(f"{where}: {first['msg']} (input {first.get('input')!r}); fix it and try again") from None
 
 
-def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None) -> Goal:
-    """Create, validate and save a goal; refuse with a clear message when a hard rule is broken."""
+def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
+             on_progress: conditions.ProgressCallback | None = None) -> Goal:
+    """Create, validate and save a goal; refuse with a clear message when a hard rule is broken.
+
+    The check-defining files are kept as they are, and the conditions run once (``on_progress``
+    follows that run) for the test census the goal is held to."""
     now = now or datetime.now(UTC)
     if not spec.objective.strip():
         raise InvalidInput("the objective is empty; say what should be true when the goal is done")
@@ -207,20 +214,22 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None) -> Goal:
             cost.price_for(oracle.model)  # an oracle whose money we could not count is refused up front
         except PriceUnknown as exc:
             raise InvalidInput(str(exc)) from None
-    conditions = build_conditions(spec, root)
+    conds = build_conditions(spec, root)
     if spec.session_id:
         _refuse_second_goal_in_session(store, spec.session_id)
     stamp = now_iso(now)
     with _user_input():
-        goal = _goal(spec, root, conditions, oracle, stamp)
-    return store.create(goal)
+        goal = _goal(spec, root, conds, oracle, stamp)
+    manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
+    start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
+    return store.create(integrity.save(store.root, goal, manifest, start))
 
 
-def _goal(spec: GoalSpec, root: Path, conditions: list[StoppingCondition], oracle: OracleConfig, stamp: str) -> Goal:
+def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig, stamp: str) -> Goal:
     return Goal(
         goal_id=new_id("goal-"),
         objective=spec.objective,
-        stopping_conditions=conditions,
+        stopping_conditions=conds,
         budget=build_budget(spec),
         oracle=oracle,
         maker=MakerConfig(model=spec.maker_model),
@@ -228,7 +237,8 @@ def _goal(spec: GoalSpec, root: Path, conditions: list[StoppingCondition], oracl
         project_root=str(root),
         source=spec.source,  # type: ignore[arg-type]
         stuck_after=spec.stuck_after,
-        protected_files=protect.detect(root, conditions, spec.protect),
+        protect=spec.protect,
+        tests_may_change=spec.tests_may_change,
         base_commit=tree.head_commit(root),
         base_tree=tree.tree_fingerprint(root),
         heartbeat=spec.heartbeat,

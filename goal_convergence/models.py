@@ -13,7 +13,7 @@ import string
 from datetime import UTC, datetime
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic.alias_generators import to_camel
 
 from .index import GOAL_ID_RE, OPEN_STATES
@@ -168,6 +168,44 @@ class Rerun(Model):
     fingerprint: str = ""
 
 
+TestOutcome = Literal["passed", "failed", "skipped", "xfailed", "xpassed"]
+
+
+class Census(Model):
+    """How many tests one run of a condition ran, skipped and deselected, as its runner reported them.
+
+    A count is None when the runner's output did not say. The test ids, with each one's outcome, are
+    kept in memory only (``outcomes``): the start census keeps them in the goal's baseline folder."""
+
+    runner: str = Field(min_length=1)  # pytest, unittest, jest, vitest, go, cargo
+    ran: NonNegInt | None = None  # passed + failed (errors included) + xpassed
+    passed: NonNegInt | None = None
+    failed: NonNegInt | None = None
+    skipped: NonNegInt | None = None
+    xfailed: NonNegInt | None = None  # expected failures that failed (xpassed count as ran)
+    deselected: NonNegInt | None = None
+    ids: NonNegInt = 0  # how many test ids the output named (0: counts only)
+    _outcomes: dict[str, TestOutcome] = PrivateAttr(default_factory=dict)
+
+    @property
+    def outcomes(self) -> dict[str, TestOutcome]:
+        return self._outcomes
+
+    def with_outcomes(self, outcomes: dict[str, TestOutcome]) -> Census:
+        self._outcomes = dict(outcomes)
+        self.ids = len(outcomes)
+        return self
+
+    @property
+    def summary(self) -> str:
+        """``pytest: 8 ran (7 passed, 1 failed), 1 skipped`` with only the counts the runner gave."""
+        ran = f"{self.ran} ran" if self.ran is not None else "tests ran (count unknown)"
+        split = ", ".join(f"{n} {w}" for n, w in ((self.passed, "passed"), (self.failed, "failed")) if n is not None)
+        rest = [f"{n} {w}" for n, w in ((self.skipped, "skipped"), (self.xfailed, "xfailed"),
+                                       (self.deselected, "deselected")) if n]
+        return f"{self.runner}: {ran}" + (f" ({split})" if split else "") + "".join(", " + r for r in rest)
+
+
 class ConditionEvidence(Model):
     """What one run of one stopping condition showed: the ground truth of an iteration."""
 
@@ -186,6 +224,7 @@ class ConditionEvidence(Model):
     fingerprint: str = ""
     error: str | None = None
     rerun: Rerun | None = None
+    census: Census | None = None
 
     @property
     def first_failure(self) -> str:
@@ -225,6 +264,50 @@ class Decision(Model):
     notes: list[str] = Field(default_factory=list)
 
 
+IssueKind = Literal["test-gone", "test-skipped", "test-xfailed", "test-deselected", "fewer-tests", "census-lost",
+                    "pristine-failed", "pristine-unavailable", "goal-edited"]
+
+
+class IntegrityIssue(Model):
+    """One reason the integrity guard refuses to let a green run converge."""
+
+    kind: IssueKind
+    subject: str = ""  # the test id, file or command it is about
+    detail: str = ""
+    condition: NonNegInt | None = None
+    since: Int | None = Field(default=None, ge=1)  # the first iteration of an unbroken run that had it
+
+
+class PristineRun(Model):
+    """The conditions run again in a scratch copy of the tree with the check-defining files as the goal began."""
+
+    passed: bool
+    duration_seconds: NonNegFloat = 0.0
+    restored: list[str] = Field(default_factory=list)  # baseline files put back (bounded)
+    removed: list[str] = Field(default_factory=list)  # files the maker added in check-sensitive places
+    failures: list[str] = Field(default_factory=list)
+    census: list[Census | None] = Field(default_factory=list)
+
+
+class Integrity(Model):
+    """What the guard saw in one iteration: check-defining files changed since the start, the pristine
+    re-run, and the issues that keep a green run from converging (unless ``enforced`` is false)."""
+
+    enforced: bool = True
+    changed: list[str] = Field(default_factory=list)  # check-defining files edited since the start
+    deleted: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)  # files added in check-sensitive places
+    pristine: PristineRun | None = None
+    pristine_note: str = ""  # why there was no pristine run, when there was none
+    census: list[Census | None] = Field(default_factory=list)  # the live run's, one per condition
+    issues: list[IntegrityIssue] = Field(default_factory=list)
+
+    @property
+    def blocks(self) -> bool:
+        # An edited goal file is never the objective's doing, so --tests-may-change does not excuse it.
+        return any(i.kind == "goal-edited" for i in self.issues) or (self.enforced and bool(self.issues))
+
+
 class Iteration(Model):
     number: Int = Field(ge=1)
     started_at: Timestamp
@@ -237,6 +320,7 @@ class Iteration(Model):
     decision: Decision
     maker_cost: Cost = Field(default_factory=Cost)
     oracle_cost: Cost = Field(default_factory=Cost)
+    integrity: Integrity | None = None
 
 
 class Pending(Model):
@@ -271,6 +355,17 @@ class ProtectedFile(Model):
     sha256: str | None = None
 
 
+class Baseline(Model):
+    """The check-defining files and the test census as the goal began. The files' content is kept
+    under the home (``baselines/``), so the pristine copy can restore them even outside git."""
+
+    files: NonNegInt = 0
+    kept_bytes: NonNegInt = 0
+    unkept: list[str] = Field(default_factory=list)  # over the size limits: changes seen, not restorable
+    census: list[Census | None] = Field(default_factory=list)  # one per condition, from the start run
+    note: str = ""
+
+
 class Goal(Model):
     schema_version: Int = Field(default=1, ge=1, le=1)
     goal_id: str = Field(pattern=GOAL_ID_RE.pattern)
@@ -288,7 +383,10 @@ class Goal(Model):
     heartbeat: HeartbeatMark | None = None
     escalation: Escalation | None = None
     stuck_after: Int = Field(default=3, ge=1)
-    protected_files: list[ProtectedFile] = Field(default_factory=list)
+    protected_files: list[ProtectedFile] = Field(default_factory=list)  # goals made by 0.1: hashes only
+    protect: list[str] = Field(default_factory=list)  # --protect patterns, matched again at every check
+    tests_may_change: bool = False  # the objective is to change tests: the guard reports but does not block
+    baseline: Baseline | None = None
     base_commit: str | None = None
     base_tree: str | None = None
     pending: Pending | None = None
@@ -331,6 +429,8 @@ class TriageItem(Model):
     failing_conditions: list[FailingCondition] = Field(default_factory=list)
     spent: Spent = Field(default_factory=Spent)
     iterations: NonNegInt = 0
+    integrity: Integrity | None = None  # the guard's findings at the last iteration
+    start_census: list[Census | None] = Field(default_factory=list)
     fingerprint: str | None = None
     count: Int = Field(default=1, ge=1)
     last_seen: Timestamp | None = None

@@ -27,10 +27,10 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import cost as pricing
-from . import claude_code, protect, schema, tree
+from . import claude_code, schema, tree
 from .errors import InvalidInput, OracleError, OracleUnavailable
-from .models import (ConditionEvidence, ConditionResult, ConditionType, Cost, Goal, Iteration, Model,
-                     OracleConfig, Unfixable, Verdict)
+from .models import (Census, ConditionEvidence, ConditionResult, ConditionType, Cost, Goal, Integrity, Iteration,
+                     Model, OracleConfig, Unfixable, Verdict)
 from .oracle_tools import MAX_RESULT_CHARS, Toolbox, cut
 
 MAX_TOOL_ROUNDS = 8
@@ -85,13 +85,25 @@ class PastIteration(Model):
     tree_fingerprint: str = ""
 
 
+class IntegrityInput(Model):
+    """The integrity guard's findings, as the oracle reads them."""
+
+    enforced: bool
+    changed: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)
+    census: list[str] = Field(default_factory=list)
+    pristine: str = ""
+    issues: list[str] = Field(default_factory=list)
+
+
 class OracleInput(Model):
     objective: str
     conditions: list[ConditionInput]
     maker_summary: str | None = None
     recent_iterations: list[PastIteration] = Field(default_factory=list)
     diff_stat: str = ""
-    protected_changed: list[str] = Field(default_factory=list)
+    integrity: IntegrityInput | None = None
 
     def to_json(self) -> str:
         return json.dumps(self.dump(), ensure_ascii=False, separators=(",", ":"))
@@ -101,18 +113,18 @@ class OracleInput(Model):
         return -(-len(self.to_json()) // 4)
 
 
-def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: str | None) -> OracleInput:
+def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: str | None,
+                guard: Integrity | None = None) -> OracleInput:
     """The oracle's input, bounded to ``INPUT_CHARS``. Every failing test the evidence names keeps
     its name; what gives way is messages, details and output tails."""
     root = Path(goal.project_root)
-    changed = protect.changed(root, goal.protected_files)
     fixed = OracleInput(
         objective=_clip(goal.objective, 2_000),
         conditions=[],
         maker_summary=_clip(maker_summary, 4_000, head=1_000) if maker_summary else None,
         recent_iterations=[_past(it) for it in goal.history[-3:]],
         diff_stat=_clip(tree.diff_stat(root, goal.base_commit), 2_000),
-        protected_changed=changed[:50] + ([f"... and {len(changed) - 50} more"] if len(changed) > 50 else []),
+        integrity=_integrity(goal, evidence, guard) if guard is not None else None,
     )
     thresholds = {i: c.threshold for i, c in enumerate(goal.stopping_conditions)}
     each = max(1_000, (INPUT_CHARS - len(fixed.to_json())) // max(1, len(evidence)))
@@ -131,6 +143,25 @@ def _condition(ev: ConditionEvidence, threshold: float | None, budget: int) -> C
     return ConditionInput(index=ev.index, type=ev.type, command=_clip(ev.command, 500) or "", passed=ev.passed,
                           exit_code=ev.exit_code, timed_out=ev.timed_out, threshold=threshold,
                           coverage=ev.coverage, error=_clip(ev.error, 500), failures=failures, tail=tail)
+
+
+def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) -> IntegrityInput:
+    start = goal.baseline.census if goal.baseline else []
+
+    def census(i: int, now: Census | None) -> str:
+        before = start[i] if i < len(start) else None
+        return (f"[{i}] now {now.summary if now else 'no census'}; "
+                f"at the start {before.summary if before else 'no census (unknown runner)'}")
+
+    p = guard.pristine
+    pristine = guard.pristine_note if p is None else (
+        f"{'passed' if p.passed else 'failed'} in {p.duration_seconds:g}s with "
+        f"{len(p.restored)} original file(s) restored and {len(p.removed)} added file(s) removed"
+        + (": " + "; ".join(_clip(f, 300) or "" for f in p.failures[:5]) if p.failures else ""))
+    return IntegrityInput(enforced=guard.enforced, changed=guard.changed[:30], deleted=guard.deleted[:30],
+                          added=guard.added[:30], census=[census(e.index, e.census) for e in evidence],
+                          pristine=pristine,
+                          issues=[_clip(f"{i.kind}: {i.subject}: {i.detail}", 300) or "" for i in guard.issues[:10]])
 
 
 def _past(it: Iteration) -> PastIteration:
@@ -313,15 +344,17 @@ write its code and you do not take its summary on trust: you check.
 The input, as JSON: the objective; each stopping condition (its command, whether it passed, exit code, \
 failing tests and the tail of its output); the maker's summary of its iteration; the last iterations \
 (verdicts, hints and fingerprints: the same fingerprints again mean no progress); the diff stat since \
-the goal began; and the protected files that changed.
+the goal began; and the integrity guard's findings: check-defining files (tests, runner configs, the \
+scripts the checks run) changed, deleted or added since the goal began, the test census now and at \
+the start, the re-run of the checks with the original check files, and the issues it found.
 
 How to judge:
 - The stopping conditions are ground truth. A condition that failed is failed; your own check can add \
 a requirement, never remove one.
 - A goal is never met by weakening, skipping or deleting its checks: deleted or emptied tests, skip or \
 xfail marks, loosened assertions, lowered thresholds, excluded files, `|| true`, or edits to the \
-scripts and configs the checks run. A change to a protected file is suspect: read it and accept it \
-only if the objective itself calls for it.
+scripts and configs the checks run. A change to a check-defining file is suspect: read it and accept \
+it only if the objective itself calls for it.
 - Judge the objective, not only the checks: when the checks pass but the objective is not met, the \
 goal has not converged.
 - nextHint: one concrete next step for the maker: the file, the function, the failing test, and what \

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .errors import GoalConvergenceError
+from .tree import SKIP_DIRS
 from .models import ConditionEvidence
 
 MAX_RESULT_CHARS = 8_000
@@ -28,7 +29,6 @@ MAX_GREP_FILE_BYTES = 1_000_000
 MAX_LINE_CHARS = 300
 WALK_SECONDS = 5.0  # a walk of a huge tree stops and says so
 GIT_SECONDS = 30.0
-SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
 # Refs, ranges and revision expressions only: no leading "-", so a ref can never become an option.
 _REF = re.compile(r"^[\w./~^@{}:+-]{1,200}$")
 

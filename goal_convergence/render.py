@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from .models import Goal, parse_iso
+from .models import Census, Goal, Integrity, parse_iso
 
 
 def money(dollars: float) -> str:
@@ -63,6 +63,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
              f"oracle: {goal.oracle.provider} ({goal.oracle.model})"]
     if goal.oracle.provider == "conditions":
         lines.append("  note: no independent judge is in play; the conditions alone decide")
+    lines += integrity_lines(goal)
     if goal.escalation:
         e = goal.escalation
         lines.append(f"escalated: {e.stop_reason}" + (f", blocker {e.blocker}" if e.blocker else "")
@@ -74,6 +75,43 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     if goal.last_hint:
         lines.append(f"last hint: {goal.last_hint}")
     return "\n".join(lines)
+
+
+def integrity_lines(goal: Goal) -> list[str]:
+    """The guard: whether it enforces, the census at the start and last, and what changed in the checks."""
+    if goal.baseline is None:
+        return ["integrity: no baseline (a goal made before goal-convergence 0.2): its checks are not verified"]
+    b = goal.baseline
+    how = ("reported, NOT enforced (--tests-may-change: the objective is to change tests)" if goal.tests_may_change
+           else "enforced: a green run converges only if the original tests still run and pass")
+    last = goal.history[-1].integrity if goal.history else None
+    return ([f"integrity: {how}", f"  baseline: {b.files} check-defining file(s) kept" + (f"; {b.note}" if b.note else "")]
+            + census_lines(b.census, last, "  ") + (guard_lines(last, "  ") if last else []))
+
+
+def census_lines(start: list[Census | None], guard: Integrity | None, indent: str = "") -> list[str]:
+    """Each condition's test census at the start and, when there is one, at the last check."""
+    lines = []
+    for i, before in enumerate(start):
+        now = guard.census[i] if guard and i < len(guard.census) else None
+        lines.append(f"{indent}tests [{i}] at start: {before.summary if before else 'unknown (no census from this runner)'}"
+                     + (f"; last: {now.summary}" if now else ""))
+    return lines
+
+
+def guard_lines(guard: Integrity, indent: str = "") -> list[str]:
+    lines = [f"{indent}{what}: {', '.join(paths[:10])}" + (" ..." if len(paths) > 10 else "")
+             for what, paths in (("changed", guard.changed), ("deleted", guard.deleted), ("added", guard.added))
+             if paths]
+    p = guard.pristine
+    if p is not None:
+        lines.append(f"{indent}pristine re-run: {'passed' if p.passed else 'FAILED'} in {p.duration_seconds:.1f}s"
+                     + (f" ({p.failures[0]})" if p.failures else ""))
+    elif guard.pristine_note:
+        lines.append(f"{indent}pristine re-run: {guard.pristine_note}")
+    lines += [f"{indent}issue: {i.kind}: {i.subject}: {i.detail}" + (f" (since #{i.since})" if i.since else "")
+              for i in guard.issues[:10]]
+    return lines
 
 
 def iteration_line(outcome) -> str:
@@ -116,6 +154,9 @@ def triage_item(item) -> str:
                  f"{duration(item.spent.active_seconds)} active")
     lines += [f"failing: {c.command}: {c.first_failure or ''}" for c in item.failing_conditions]
     lines += [f"reason: {r}" for r in item.reasons]
+    if item.integrity:
+        lines.append("integrity:" + ("" if item.integrity.enforced else " (reported, not enforced: --tests-may-change)"))
+        lines += census_lines(item.start_census, item.integrity, "  ") + guard_lines(item.integrity, "  ")
     if item.hint:
         lines.append(f"last hint: {item.hint}")
     lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "

@@ -42,6 +42,8 @@ class RunResult:
                  "passing": sum(c.passed for c in it.conditions), "conditions": len(it.conditions),
                  "converged": it.verdict.converged if it.verdict else None,
                  "judgeError": it.judge_error, "hint": it.decision.hint,
+                 "census": [c.census.dump() if c.census else None for c in it.conditions],
+                 "integrity": it.integrity.dump() if it.integrity else None,
                  "treeFingerprint": it.tree_fingerprint,
                  "costUsd": round(it.maker_cost.dollars + it.oracle_cost.dollars, 6)}
                 for it in g.history
@@ -83,10 +85,11 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
         engine.detach(store, goal_id)
 
 
-def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.GoalSpec]) -> str:
+def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.GoalSpec],
+                on_progress: Callable | None = None) -> str:
     """`goal run` takes a goal id, an objective for a new goal, or nothing (this project's open goal)."""
     if target is None:
         return goals.resolve(store, None).goal_id
     if GOAL_ID_RE.match(target):
         return target
-    return goals.new_goal(store, new_spec()).goal_id
+    return goals.new_goal(store, new_spec(), on_progress=on_progress).goal_id

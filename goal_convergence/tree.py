@@ -15,7 +15,9 @@ import threading
 import time
 from pathlib import Path
 
-_SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+# Outside git: version control, installed dependencies and caches, never the project's own files.
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+                       ".pytest_cache", ".ruff_cache", ".hypothesis"})
 _DIFF_LIMIT = 2048
 _GIT_TIMEOUT = 120
 # A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
@@ -55,7 +57,7 @@ def _git_files(root: Path) -> list[str] | None:
 def _walk_files(root: Path) -> list[str]:
     found = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
         rel = os.path.relpath(folder, root)
         found.extend(f if rel == "." else f"{rel}/{f}".replace(os.sep, "/") for f in files)
     return sorted(found)
@@ -84,12 +86,30 @@ def _content_hash(path: str) -> str | None:
     return digest
 
 
+def list_files(root: Path) -> list[str]:
+    """The project's files, relative and sorted: in git, tracked ones and untracked ones git does not
+    ignore; outside git, every file but those in ``SKIP_DIRS``."""
+    files = _git_files(root)
+    return _walk_files(root) if files is None else files
+
+
+def file_hash(root: Path, rel: str) -> str | None:
+    """The content hash of one project file, as the fingerprint sees it (cached by stat); None if absent."""
+    return _content_hash(os.path.join(root, rel))
+
+
+def ignored_entries(root: Path) -> list[str] | None:
+    """What git ignores in the work tree, a folder given once for all it holds; None outside git."""
+    done = _git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    if done is None or done.returncode != 0:
+        return None
+    return sorted(os.fsdecode(p).rstrip("/") for p in done.stdout.split(b"\0") if p)
+
+
 def tree_fingerprint(root: Path) -> str:
     """sha256 over (relative path, content hash) of the project's files."""
     root = Path(root).resolve()
-    files = _git_files(root)
-    if files is None:
-        files = _walk_files(root)
+    files = list_files(root)
     total = hashlib.sha256()
     for rel in files:
         digest = _content_hash(os.path.join(root, rel))

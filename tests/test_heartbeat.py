@@ -15,7 +15,9 @@ from goal_convergence.slash import run_command
 from goal_convergence.store import Store
 
 GOAL = [sys.executable, "-m", "goal_convergence"]
-CHECK = "if [ -s failures.txt ]; then cat failures.txt; exit 1; fi"
+# The check reads failures.txt through a script: a file the command line named would be check-defining,
+# and a maker that edits one is blocked by the integrity guard (tests/test_integrity.py).
+CHECK = "sh check.sh"
 CONFIG = f"""
 [heartbeat]
 checks = [{{ type = "test_pass", command = {json.dumps(CHECK)} }}]
@@ -29,6 +31,7 @@ max_iterations = 2
 @pytest.fixture
 def project(git_repo: Path) -> Path:
     (git_repo / ".goal-convergence.toml").write_text(CONFIG)
+    (git_repo / "check.sh").write_text("if [ -s failures.txt ]; then cat failures.txt; exit 1; fi\n")
     (git_repo / "failures.txt").write_text("FAILED tests/test_a.py::test_a - AssertionError: 1 != 2\n")
     return git_repo
 

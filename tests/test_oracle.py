@@ -12,8 +12,8 @@ import pytest
 from goal_convergence import cost, oracle
 from goal_convergence.errors import InvalidInput, OracleError, OracleUnavailable, PriceUnknown
 from goal_convergence.extract import extract_failures
-from goal_convergence.models import (ConditionEvidence, Decision, Goal, Iteration, OracleConfig, ProtectedFile,
-                                     StoppingCondition, Verdict, new_id, now_iso)
+from goal_convergence.models import (Baseline, Census, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue,
+                                     Iteration, OracleConfig, StoppingCondition, Verdict, new_id, now_iso)
 from goal_convergence.oracle import JudgeError, OracleInput, build_input, get_oracle
 from tests.conftest import git
 from tests.fakeapi import FAST_RETRY, delay, error, text, tool_use
@@ -215,12 +215,16 @@ def test_input_carries_the_contract(project):
     (project / "tests" / "test_calc.py").write_text("def test_add():\n    pass\n")
     goal = make_goal(project)
     goal.base_commit = git(project, "rev-parse", "HEAD").strip()
-    goal.protected_files = [ProtectedFile(path="tests/test_calc.py", sha256="0" * 64)]
+    goal.baseline = Baseline(files=1, census=[Census(runner="pytest", ran=3, passed=1, failed=2)])
     for n in range(1, 5):
         goal.history.append(Iteration(number=n, started_at=now_iso(), ended_at=now_iso(), conditions=[RED],
                                       tree_fingerprint="f" * 64, decision=Decision(action="continue", hint=f"hint {n}"),
                                       verdict=Verdict(converged=False, reasons=[f"reason {n}"], next_hint=f"next {n}")))
-    built = build_input(goal, [RED], "I changed add().")
+    guard = Integrity(changed=["tests/test_calc.py"], pristine_note="the pristine re-run waits until every "
+                      "condition passes", issues=[IntegrityIssue(kind="test-gone", subject="tests/test_calc.py::test_sub",
+                                                                 detail="test_sub ran at the start and is gone now")])
+    red = RED.model_copy(update={"census": Census(runner="pytest", ran=1, passed=1, failed=0)})
+    built = build_input(goal, [red], "I changed add().", guard)
     doc = json.loads(built.to_json())
     assert doc["objective"] == "make the tests pass" and doc["makerSummary"] == "I changed add()."
     assert doc["conditions"] == [{"index": 0, "type": "test_pass", "command": "pytest -q", "passed": False,
@@ -231,7 +235,11 @@ def test_input_carries_the_contract(project):
                                            "nextHint": "next 4", "judgeError": None, "action": "continue",
                                            "conditionFingerprints": ["ab" * 6], "treeFingerprint": "f" * 12}
     assert "src/calc.py" in doc["diffStat"] and "tests/test_calc.py" in doc["diffStat"]
-    assert doc["protectedChanged"] == ["tests/test_calc.py"]
+    assert doc["integrity"] == {
+        "enforced": True, "changed": ["tests/test_calc.py"], "deleted": [], "added": [],
+        "census": ["[0] now pytest: 1 ran (1 passed, 0 failed); at the start pytest: 3 ran (1 passed, 2 failed)"],
+        "pristine": "the pristine re-run waits until every condition passes",
+        "issues": ["test-gone: tests/test_calc.py::test_sub: test_sub ran at the start and is gone now"]}
 
 
 def test_a_huge_failing_run_stays_small_and_names_every_failing_test(project):

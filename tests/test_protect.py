@@ -1,9 +1,13 @@
 from __future__ import annotations
 
-import hashlib
+import pytest
 
-from goal_convergence import protect
+from goal_convergence import protect, tree
+from goal_convergence.errors import InvalidInput
 from goal_convergence.models import StoppingCondition
+
+FILES = ["README.md", "calc.py", "setup.py", "tests/test_calc.py", "tests/data/case.json", "tests/unit/test_deep.py",
+         "src/pkg/core.py", "src/pkg/mod.py", "docs/guide.md", "docs/api/index.md", "tests_old/notes.txt"]
 
 
 def write(root, rel, text="x\n"):
@@ -13,7 +17,8 @@ def write(root, rel, text="x\n"):
     return path
 
 
-def test_detects_tests_configs_and_the_files_commands_name(git_repo):
+def test_check_defining_files_are_the_named_ones_protected_ones_configs_and_tests(git_repo):
+    write(git_repo, ".gitignore", "node_modules/\n.venv/\n")
     for rel in ("tests/test_api.py", "tests/fixtures/data.json", "pkg/tests/helpers.py", "pkg/api_test.go",
                 "web/app.test.ts", "web/app.spec.jsx", "src/test_utils.py", "conftest.py", "pyproject.toml",
                 "package.json", "jest.config.js", ".eslintrc.json", "Makefile", "scripts/check.sh", "custom.ini",
@@ -21,33 +26,68 @@ def test_detects_tests_configs_and_the_files_commands_name(git_repo):
         write(git_repo, rel)
     conditions = [StoppingCondition(type="custom_command", command="bash ./scripts/check.sh --fast"),
                   StoppingCondition(type="test_pass", command="pytest -c custom.ini ../elsewhere.ini")]
-    found = protect.detect(git_repo, conditions, ["docs/*.md"])
-    paths = [p.path for p in found]
-    # What the commands run comes first, then --protect matches, then configs, then tests.
-    assert paths[:3] == ["scripts/check.sh", "custom.ini", "docs/guide.md"]
-    assert set(paths) == {"scripts/check.sh", "custom.ini", "docs/guide.md", "conftest.py", "pyproject.toml",
-                          "package.json", "jest.config.js", ".eslintrc.json", "Makefile", "tests/test_api.py",
-                          "tests/fixtures/data.json", "pkg/tests/helpers.py", "pkg/api_test.go", "web/app.test.ts",
-                          "web/app.spec.jsx", "src/test_utils.py"}
-    assert found[0].sha256 == hashlib.sha256(b"x\n").hexdigest()
+    found = protect.check_defining(git_repo, tree.list_files(git_repo), conditions, ["docs/*.md"])
+    # the commands' files first, then --protect, configs, tests
+    assert found[:3] == ["scripts/check.sh", "custom.ini", "docs/guide.md"]
+    assert {"conftest.py", "pyproject.toml", "package.json", "jest.config.js", ".eslintrc.json", "Makefile",
+            "tests/test_api.py", "tests/fixtures/data.json", "pkg/tests/helpers.py", "pkg/api_test.go",
+            "web/app.test.ts", "web/app.spec.jsx", "src/test_utils.py"} <= set(found)
+    assert not {"src/app.py", "node_modules/dep/test_x.py", ".venv/lib/test_y.py", "README.md"} & set(found)
 
 
-def test_untracked_files_count_and_the_list_is_capped(git_repo):
-    for i in range(protect.MAX_PROTECTED + 20):
-        write(git_repo, f"tests/test_{i:04d}.py")
-    write(git_repo, "pytest.ini")
-    paths = [p.path for p in protect.detect(git_repo, [], [])]
-    assert len(paths) == protect.MAX_PROTECTED
-    assert paths[0] == "pytest.ini"  # configs are kept before tests when the cap bites
+@pytest.mark.parametrize(("pattern", "expected"), [
+    ("tests/**", ["tests/test_calc.py", "tests/data/case.json", "tests/unit/test_deep.py"]),
+    ("tests", ["tests/test_calc.py", "tests/data/case.json", "tests/unit/test_deep.py"]),
+    ("tests/", ["tests/test_calc.py", "tests/data/case.json", "tests/unit/test_deep.py"]),
+    ("*.py", ["calc.py", "setup.py"]),  # the root's only, unlike fnmatch
+    ("/calc.py", ["calc.py"]),
+    ("./calc.py", ["calc.py"]),
+    ("**/*.py", ["calc.py", "setup.py", "tests/test_calc.py", "tests/unit/test_deep.py", "src/pkg/core.py",
+                 "src/pkg/mod.py"]),
+    ("tests/*.py", ["tests/test_calc.py"]),
+    ("tests/**/*.py", ["tests/test_calc.py", "tests/unit/test_deep.py"]),
+    ("docs/**/*.md", ["docs/guide.md", "docs/api/index.md"]),
+    ("src/pkg/[cm]*.py", ["src/pkg/core.py", "src/pkg/mod.py"]),
+    ("src/pkg/[!c]*.py", ["src/pkg/mod.py"]),
+    ("calc.p?", ["calc.py"]),
+    ("test", []),  # a folder's name is not a prefix of another's (tests_old, tests)
+])
+def test_protect_patterns_start_at_the_root_like_gitignore(pattern, expected):
+    assert protect.protected_by(FILES, [pattern]) == expected
 
 
-def test_changed_sees_edits_and_deletions_only(git_repo):
-    write(git_repo, "tests/test_a.py", "def test_a(): assert 1\n")
-    write(git_repo, "tests/test_b.py")
-    write(git_repo, "tests/test_c.py")
-    protected = protect.detect(git_repo, [], [])
-    assert protect.changed(git_repo, protected) == []
-    write(git_repo, "tests/test_a.py", "def test_a(): pass  # weakened\n")
-    (git_repo / "tests/test_b.py").unlink()
-    (git_repo / "tests/test_c.py").touch()  # touched, same bytes: not a change
-    assert protect.changed(git_repo, protected) == ["tests/test_a.py", "tests/test_b.py"]
+def test_a_pattern_that_matches_nothing_is_refused_with_how_to_write_one(tmp_path):
+    with pytest.raises(InvalidInput) as exc:
+        protect.check_patterns(tmp_path, FILES, ["tests/**", "test/**"])
+    message = str(exc.value)
+    assert "'test/**' matches no file" in message and "'**/*.py' every .py file" in message
+    protect.check_patterns(tmp_path, FILES, ["tests/**", "**/*.md"])  # both match: no error
+    with pytest.raises(InvalidInput, match="names no file"):
+        protect.check_patterns(tmp_path, FILES, ["/"])
+
+
+@pytest.mark.parametrize("rel", [
+    "conftest.py", "pkg/sub/conftest.py", "sitecustomize.py", "lib/usercustomize.py", "evil.pth", "deep/x.pth",
+    "pytest.py", "unittest.py", "_pytest/__init__.py", "src/json.py", "pytest.ini", "pkg/tox.ini", "setup.cfg",
+    "tests/calc.py", "tests/__init__.py", "tests/data/new.json", "pkg/test_new.py", "web/new.test.js",
+    "vitest.config.ts", ".cargo/config.toml", "Makefile", "src/__snapshots__/app.test.js.snap", "pkg/testdata/golden.txt",
+])
+def test_files_that_change_what_the_checks_do_are_sensitive(rel):
+    assert protect.sensitive([rel], []) == [rel]
+
+
+@pytest.mark.parametrize("rel", ["calc.py", "src/pkg/core.py", "lib/pytest.py", "docs/json.md", "pkg/json.py",
+                                 "README.md", "notes/testing_plan.md"])
+def test_product_files_are_not_sensitive(rel):
+    assert protect.sensitive([rel], []) == []
+
+
+def test_files_a_protect_pattern_covers_are_sensitive_when_they_appear():
+    assert protect.sensitive(["docs/new.md", "docs/deep/x.md", "other.md"], ["docs/*.md"]) == ["docs/new.md"]
+
+
+def test_named_files_take_option_values_and_never_leave_the_root(git_repo):
+    write(git_repo, "ci/pytest.cfg")
+    write(git_repo, "run.sh")
+    assert protect.named_files(git_repo, "bash run.sh && pytest --config-file=ci/pytest.cfg ../outside.sh "
+                                         "/etc/passwd 'unbalanced") == ["run.sh", "ci/pytest.cfg"]

@@ -219,6 +219,7 @@ def test_flaky_condition_is_confirmed_before_it_converges(project, env, fake_api
     fake_api.set_responder(lambda body: verdict(True))
     done = goal("new", "make the flaky check pass", "--check", flaky, "--json", env=env, cwd=project)
     gid = json.loads(done.stdout)["goalId"]
+    counter.unlink()  # the start run at `goal new` counted once: start the parity afresh
     run = goal("run", gid, "--maker-cmd", "echo trying", "--json", env=env, cwd=project)
     assert run.returncode == 2, run.stdout  # never converged on a pass that a re-run contradicted
     second = load(env, gid)["history"][1]

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# The project's test entry point.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python -m pytest -q "$@"

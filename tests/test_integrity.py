@@ -1,0 +1,308 @@
+"""The integrity guard on real trees: baseline, scratch copy, pristine re-run, census comparison."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from goal_convergence import conditions, goals, integrity, runner, tree
+from goal_convergence.decide import Evidence, decide
+from goal_convergence.errors import InvalidInput
+from goal_convergence.models import Census, ConditionEvidence, Decision, Iteration, Verdict, now_iso
+from tests.conftest import git
+
+CALC = "def add(a, b):\n    return a + b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+
+
+@pytest.fixture
+def project(git_repo: Path) -> Path:
+    (git_repo / "calc.py").write_text(CALC)
+    (git_repo / "tests").mkdir()
+    (git_repo / "tests" / "test_calc.py").write_text(TEST)
+    (git_repo / ".gitignore").write_text("__pycache__/\n_version.py\nnode_modules/\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "calc")
+    return git_repo
+
+
+def new(store, project: Path, **extra):
+    spec = goals.GoalSpec(objective="make the tests pass", project=project, test=PYTEST,
+                          oracle_provider="conditions", **extra)
+    return goals.new_goal(store, spec)
+
+
+def inspect(store, goal, number: int = 1):
+    """The guard as an iteration runs it: after a real run of the goal's conditions."""
+    found = conditions.run_conditions(goal.stopping_conditions, Path(goal.project_root))
+    assert all(e.passed for e in found), [e.first_failure for e in found]  # the cases here are green runs
+    return integrity.inspect(store.root, goal, found, number, green=True)
+
+
+def test_the_baseline_keeps_the_check_files_content_under_the_home(store, project):
+    goal = new(store, project)
+    assert goal.baseline is not None and goal.baseline.files == 1
+    assert goal.baseline.census[0].summary == "pytest: 1 ran (1 passed, 0 failed)"
+    manifest = integrity.load(store.root, goal.goal_id)
+    assert "tests/test_calc.py" in manifest.kept and "calc.py" not in manifest.files
+    blob = store.root / "baselines" / "blobs" / manifest.files["tests/test_calc.py"]
+    assert blob.read_text() == TEST
+    mode = stat.S_IMODE(os.stat(store.root / "baselines" / f"{goal.goal_id}.json").st_mode)
+    assert mode == 0o600
+
+
+def test_an_untouched_tree_needs_no_pristine_run(store, project):
+    guard = inspect(store, new(store, project))
+    assert guard.issues == [] and guard.pristine is None and "not needed" in guard.pristine_note
+    assert not guard.blocks
+
+
+def test_a_weakened_test_fails_in_the_pristine_copy_and_the_user_tree_is_untouched(store, project, tmp_path,
+                                                                                     monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    goal = new(store, project)
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "tests" / "test_calc.py").write_text(TEST.replace("== 5", "== -1"))
+    before = tree.tree_fingerprint(project)
+    guard = inspect(store, goal, number=2)
+    assert tree.tree_fingerprint(project) == before
+    assert guard.changed == ["tests/test_calc.py"] and guard.blocks
+    assert guard.pristine is not None and not guard.pristine.passed
+    assert guard.pristine.restored == ["tests/test_calc.py"] and guard.pristine.duration_seconds > 0
+    [issue] = [i for i in guard.issues if i.kind == "pristine-failed"]
+    assert "the original tests/test_calc.py" in issue.detail and issue.since == 2
+    assert not list(scratch.glob("goal-pristine-*"))  # cleaned up
+
+
+def test_an_added_conftest_is_removed_in_the_pristine_copy(store, project):
+    goal = new(store, project)
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "conftest.py").write_text(
+        "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n")
+    guard = inspect(store, goal)
+    assert guard.added == ["conftest.py"] and guard.pristine.removed == ["conftest.py"]
+    assert not guard.pristine.passed and any(i.kind == "pristine-failed" for i in guard.issues)
+
+
+def test_an_honest_change_with_a_new_test_passes_the_pristine_run(store, project):
+    goal = new(store, project)
+    (project / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    (project / "tests" / "test_calc.py").write_text(TEST + "\n\ndef test_mul():\n    from calc import mul\n"
+                                                    "    assert mul(2, 3) == 6\n")
+    (project / "tests" / "test_new.py").write_text("def test_more():\n    assert True\n")
+    guard = inspect(store, goal)
+    assert guard.pristine is not None and guard.pristine.passed, guard.pristine
+    assert guard.added == ["tests/test_new.py"] and not guard.blocks
+
+
+def test_the_copy_has_ignored_build_output_links_dependencies_and_leaves_caches_out(store, project):
+    (project / "_version.py").write_text("version = '1.0'\n")
+    (project / "node_modules" / "dep").mkdir(parents=True)
+    (project / "node_modules" / "dep" / "index.js").write_text("")
+    (project / "__pycache__").mkdir()
+    (project / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"stale")
+    (project / "conftest.py").write_text("")  # untracked, not ignored: a file of the tree like any other
+    manifest = integrity.Manifest()
+    with integrity.scratch_copy(store.root, project, manifest, set(), []) as (copy, restored, missing):
+        assert (copy / "_version.py").read_text() == "version = '1.0'\n"
+        assert (copy / "node_modules").is_symlink() and (copy / "node_modules" / "dep" / "index.js").exists()
+        assert not (copy / "__pycache__").exists() and not (copy / ".git").exists()
+        assert (copy / "tests" / "test_calc.py").read_text() == TEST and (copy / "conftest.py").exists()
+        assert restored == [] and missing == []
+    assert not copy.exists()
+
+
+def test_outside_git_the_folder_is_copied(store, tmp_path):
+    project = tmp_path / "plain"
+    (project / "tests").mkdir(parents=True)
+    (project / "calc.py").write_text(CALC)
+    (project / "tests" / "test_calc.py").write_text(TEST)
+    (project / "tests" / "test_other.py").write_text("def test_other():\n    pass\n")
+    goal = new(store, project)
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "tests" / "test_calc.py").write_text(TEST.replace("== 5", "== -1"))
+    guard = inspect(store, goal)
+    assert guard.changed == ["tests/test_calc.py"] and guard.pristine.restored == ["tests/test_calc.py"]
+    assert not guard.pristine.passed and guard.blocks
+    (project / "tests" / "test_calc.py").unlink()  # a test gone: the census says so, no copy needed
+    guard = inspect(store, goal)
+    assert kinds(guard.issues) == [("test-gone", "tests.test_calc::test_add")] and guard.pristine is None
+    assert "census already refuses" in guard.pristine_note
+
+
+def test_a_copy_over_the_size_limit_is_refused_with_what_to_do(store, project, monkeypatch):
+    goal = new(store, project)
+    (project / "tests" / "test_calc.py").write_text(TEST + "\n")
+    monkeypatch.setenv("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "0")
+    guard = inspect(store, goal)
+    [issue] = guard.issues
+    assert issue.kind == "pristine-unavailable" and "GOAL_CONVERGENCE_PRISTINE_MAX_MB" in issue.detail
+    assert guard.blocks
+
+
+def test_files_over_the_size_limit_are_watched_but_not_restorable(store, project, monkeypatch):
+    monkeypatch.setattr(integrity, "MAX_FILE_BYTES", 10)
+    goal = new(store, project)
+    assert goal.baseline.unkept == ["tests/test_calc.py"] and "cannot be restored" in goal.baseline.note
+    (project / "tests" / "test_calc.py").write_text("def test_add():\n    pass\n")
+    guard = inspect(store, goal)
+    assert [i.kind for i in guard.issues] == ["pristine-unavailable"]
+    assert "revert it yourself" in guard.issues[0].detail
+
+
+def test_a_goal_file_edited_behind_our_back_is_caught_even_when_tests_may_change(store, project):
+    goal = new(store, project, tests_may_change=True)
+    goal.stopping_conditions[0].command = "true"
+    guard = inspect(store, goal)
+    assert [i.kind for i in guard.issues] == ["goal-edited", "census-lost"]
+    assert not guard.enforced and guard.blocks
+
+
+def test_tests_may_change_reports_but_does_not_block(store, project):
+    goal = new(store, project, tests_may_change=True)
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b + 1\n")
+    (project / "tests" / "test_calc.py").write_text(TEST.replace("== 5", "== 6"))
+    guard = inspect(store, goal)
+    assert guard.issues and not guard.blocks and not guard.enforced
+
+
+def test_a_protect_pattern_that_matches_nothing_refuses_the_goal(store, project):
+    with pytest.raises(InvalidInput, match="'spec/\\*\\*' matches no file"):
+        new(store, project, protect=["spec/**"])
+    goal = new(store, project, protect=["*.py"])
+    (project / "helpers.py").write_text("")  # a new file a protected pattern covers counts as added
+    assert inspect(store, goal).added == ["helpers.py"]
+
+
+# ---- census comparison ------------------------------------------------------------------------------
+
+
+def census(runner="pytest", **outcomes) -> Census:
+    found = Census(runner=runner, ran=sum(o in ("passed", "failed", "xpassed") for o in outcomes.values()),
+                   skipped=sum(o == "skipped" for o in outcomes.values()),
+                   xfailed=sum(o == "xfailed" for o in outcomes.values()))
+    return found.with_outcomes({f"t.py::{k}": v for k, v in outcomes.items()})
+
+
+def kinds(issues) -> list[tuple[str, str]]:
+    return [(i.kind, i.subject) for i in issues]
+
+
+def test_a_test_that_ran_at_the_start_must_still_run():
+    start = census(a="failed", b="failed", c="passed", d="skipped")
+    now = census(a="skipped", b="xfailed", d="skipped", e="passed")
+    assert kinds(integrity.compare(0, "pytest", start, start.outcomes, now)) == [
+        ("test-skipped", "t.py::a"), ("test-xfailed", "t.py::b"), ("test-gone", "t.py::c")]
+
+
+def test_counts_alone_still_catch_fewer_skipped_and_deselected_tests():
+    start = Census(runner="unittest", ran=10, skipped=1, deselected=0)
+    assert kinds(integrity.compare(0, "cmd", start, {}, Census(runner="unittest", ran=8, skipped=3, deselected=2))) == [
+        ("test-deselected", "cmd"), ("test-skipped", "cmd"), ("fewer-tests", "cmd")]
+    assert integrity.compare(0, "cmd", start, {}, Census(runner="unittest", ran=12, skipped=1)) == []
+
+
+def test_a_census_that_disappears_is_a_replaced_runner():
+    start = census(a="passed")
+    assert kinds(integrity.compare(0, "pytest -q", start, start.outcomes, None)) == [("census-lost", "pytest -q")]
+    counts_only = Census(runner="pytest", ran=1, passed=1)  # a fake pytest that prints a summary line
+    assert kinds(integrity.compare(0, "pytest -q", start, start.outcomes, counts_only)) == [("census-lost", "pytest -q")]
+
+
+def test_issues_are_dated_from_the_first_iteration_that_had_them(store, project):
+    goal = new(store, project)
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "tests" / "test_calc.py").write_text(TEST.replace("== 5", "!= 5"))
+    first = inspect(store, goal, number=1)
+    goal.history.append(Iteration(number=1, started_at=now_iso(), ended_at=now_iso(),
+                                  decision=Decision(action="continue"), integrity=first))
+    assert {i.since for i in inspect(store, goal, number=2).issues} == {1}
+
+
+def test_decide_never_converges_a_guarded_green_run_and_names_the_cheat(make_goal):
+    guard = integrity.Integrity(changed=["tests/test_calc.py"], issues=[integrity.IntegrityIssue(
+        kind="test-skipped", subject="tests/test_calc.py::test_add",
+        detail="tests/test_calc.py::test_add ran at the start and is skipped now", since=2)])
+    evidence = Evidence(conditions=[ConditionEvidence(index=0, type="test_pass", command="pytest", passed=True)],
+                        tree_fingerprint="t", integrity=guard)
+    goal = make_goal()
+    goal.spent.iterations = 3
+    decision = decide(goal, evidence, Verdict(converged=True), now=None)  # type: ignore[arg-type]
+    assert decision.action == "continue"
+    assert "tests/test_calc.py::test_add ran at the start and is skipped now (since iteration 2)" in decision.hint
+    assert "changed: tests/test_calc.py" in decision.hint
+    guard.enforced = False
+    assert decide(goal, evidence, Verdict(converged=True), now=None).action == "converge"  # type: ignore[arg-type]
+
+
+# ---- where a refused run shows ------------------------------------------------------------------
+
+
+def test_a_refused_run_shows_in_the_hint_status_ledger_and_triage(store, project):
+    from click.testing import CliRunner
+
+    from goal_convergence import engine
+    from goal_convergence.cli import cli
+
+    goal = new(store, project, max_iterations=1)
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "tests" / "test_calc.py").write_text(TEST.replace("== 5", "== -1"))
+    outcome = engine.run_iteration(store, goal.goal_id, engine.MakerReport(summary="all tests pass"))
+    assert (outcome.decision.action, outcome.decision.stop_reason) == ("stop", "ceiling")
+    assert "with the original tests/test_calc.py" in outcome.decision.hint
+    assert outcome.iteration.verdict is None  # no judge was asked: nothing it said could change this
+    cli_runner = CliRunner()
+    status = cli_runner.invoke(cli, ["status", goal.goal_id]).output
+    assert "integrity: enforced" in status and "tests [0] at start: pytest: 1 ran (1 passed, 0 failed)" in status
+    assert "changed: tests/test_calc.py" in status and "pristine re-run: FAILED" in status
+    shown = cli_runner.invoke(cli, ["triage", "show", outcome.goal.escalation.triage_id]).output
+    assert "pristine-failed" in shown and "changed: tests/test_calc.py" in shown and "at start: pytest" in shown
+    ledger = runner.RunResult(outcome.goal, "ceiling").ledger()
+    assert ledger["evidence"][0]["integrity"]["issues"][0]["kind"] == "pristine-failed"
+    assert ledger["evidence"][0]["census"][0]["runner"] == "pytest"
+
+
+def test_a_planted_compiled_module_is_removed_in_the_pristine_copy(store, project):
+    """An ignored calc.pyc answers `import calc` for a buggy or missing calc.py: the copy drops it."""
+    import py_compile
+
+    (project / ".gitignore").write_text("__pycache__/\n*.pyc\n")
+    git(project, "commit", "-qam", "ignore pyc")
+    goal = new(store, project)
+    py_compile.compile(str(project / "calc.py"), cfile=str(project / "calc.pyc"))
+    (project / "calc.py").unlink()
+    guard = inspect(store, goal)  # green: the bytecode stands in for the source
+    assert guard.added == ["calc.pyc"] and guard.pristine.removed == ["calc.pyc"]
+    assert not guard.pristine.passed and guard.blocks
+
+
+def test_bytecode_planted_in_the_projects_pycache_is_not_run(store, project):
+    """A .pyc with the buggy source's header and a correct body: conditions run with a bytecode
+    cache of their own, so the source is what runs."""
+    import py_compile
+    import subprocess
+
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    st = (project / "calc.py").stat()
+    (project / "fixed_src.py").write_text(CALC)
+    cache = project / "__pycache__" / f"calc.{sys.implementation.cache_tag}.pyc"
+    cache.parent.mkdir(exist_ok=True)
+    py_compile.compile(str(project / "fixed_src.py"), cfile=str(cache))
+    (project / "fixed_src.py").unlink()
+    data = bytearray(cache.read_bytes())  # the header says: compiled from calc.py as it is now
+    data[8:16] = int(st.st_mtime).to_bytes(4, "little") + st.st_size.to_bytes(4, "little")
+    cache.write_bytes(bytes(data))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    plain = subprocess.run(PYTEST.split(), cwd=project, env=env, capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stdout  # run as is, Python trusts the planted bytecode
+    [ev] = conditions.run_conditions(new(store, project).stopping_conditions, project)
+    assert not ev.passed and any("assert -1 == 5" in line for line in ev.failure_lines)
