@@ -402,7 +402,7 @@ def bench(runs: int) -> int:
             took, found = timed(lambda: conditions.run_conditions(goal.stopping_conditions, root))
             lives.append(took)
             greens.append(all(e.passed for e in found))
-        took, report = timed(lambda: integrity.inspect(store.root, goal, found, number, green=True))
+        took, report = timed(lambda found=found: integrity.inspect(store.root, goal, found, number, green=True))
         inspects.append(took)
     live, pristine_inspect = statistics.median(lives), statistics.median(inspects)
     assert report is not None

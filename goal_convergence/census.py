@@ -245,7 +245,7 @@ def _junit(path: Path) -> tuple[dict[str, int], int] | None:
                 depth += 1 if event == "start" else -1
                 if event == "start" and (depth > 8 or depth == 1 and elem.tag not in ("testsuites", "testsuite")):
                     return None
-                if event == "end" and elem.tag == "testcase":
+                if event == "end" and elem.tag == "testcase" and not _collection_error(elem):
                     cases, outcome = cases + 1, "passed"
                     for child in elem:
                         if child.tag in ("failure", "error") or child.get("message") == _STRICT_XPASS:
@@ -267,6 +267,11 @@ def _from_junit(masks: dict[str, int], deselected: int | None) -> Census:
     census = _census("pytest", Counter(_ORDER[mask.bit_length() - 1] for mask in masks.values()), masks)
     census.deselected = deselected  # the XML does not list deselected tests
     return census
+
+
+def _collection_error(case: ET.Element) -> bool:
+    """pytest's stand-in for a module it could not import: no test, and not one to hold a run to."""
+    return any(child.tag == "error" and child.get("message") == "collection failure" for child in case)
 
 
 def read_junit(path: Path) -> Census | None:

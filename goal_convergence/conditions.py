@@ -255,19 +255,6 @@ def _execute(command: str, root: Path, timeout: float | None, cancel: threading.
     return exit_code, timed_out, cancelled, time.monotonic() - start
 
 
-def _checked_env(base: Mapping[str, str]) -> dict[str, str]:
-    """The environment a condition runs in. Python keeps its bytecode in a cache of ours, not in the
-    project's __pycache__: a .pyc planted there, with the header of a buggy source, would be run
-    in place of that source, and git, the oracle and the integrity guard would never see it."""
-    env = dict(base)
-    if not env.get("PYTHONPYCACHEPREFIX"):
-        env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"goal-convergence-pycache-{os.getuid()}")
-        # With a prefix, Python no longer reads the installed packages' own bytecode: it must be free
-        # to write theirs into the prefix once, or every run compiles pytest and the stdlib again.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
 def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
          cancel: threading.Event | None, base_env: Mapping[str, str] | None = None) -> ConditionEvidence:
     def evidence(**fields: object) -> ConditionEvidence:
@@ -285,8 +272,7 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     except OSError:  # no writable temp folder: the census comes from the output alone
         folder = None
     try:
-        env = _checked_env(os.environ if base_env is None else base_env)
-        env = census.runner_env(env, folder) if folder else env
+        env = census.runner_env(os.environ if base_env is None else base_env, folder) if folder else base_env
         exit_code, timed_out, cancelled, duration = _execute(condition.command, root, timeout, cancel, capture, env)
         test_census = census.collect(tests, folder) if folder else tests.result()
     except OSError as e:

@@ -2,8 +2,8 @@
 
 The conditions are ground truth, as the goal began them: a green run that the integrity guard
 refuses (tests gone, skipped or weakened) does not converge whatever the oracle says. The oracle
-can veto a green run but never pass a red one; a converge stands only on evidence that is still fresh. No I/O here: everything comes in as
-arguments, so the rules can be tested exhaustively.
+can veto a green run but never pass a red one; a converge stands only on evidence that is still
+fresh. No I/O here: everything comes in as arguments, so the rules can be tested exhaustively.
 """
 
 from __future__ import annotations

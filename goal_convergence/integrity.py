@@ -25,8 +25,19 @@ from pydantic import Field
 
 from . import conditions, protect, tree
 from .errors import GoalConvergenceError
-from .models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
-                     PristineRun, StoppingCondition, TestOutcome)
+from .models import (
+    Baseline,
+    Census,
+    ConditionEvidence,
+    Goal,
+    Integrity,
+    IntegrityIssue,
+    Iteration,
+    Model,
+    PristineRun,
+    StoppingCondition,
+    TestOutcome,
+)
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -139,12 +150,6 @@ def load(home: Path, goal_id: str) -> Manifest | None:
         return Manifest.model_validate_json((Path(home) / "baselines" / f"{goal_id}.json").read_bytes())
     except (OSError, ValueError):
         return None
-
-
-def discard(home: Path, goal_id: str) -> None:
-    """Forget a goal's manifest (its blobs may be shared with other goals and stay)."""
-    with contextlib.suppress(OSError):
-        (Path(home) / "baselines" / f"{goal_id}.json").unlink()
 
 
 # ---- every iteration -----------------------------------------------------------------------------
@@ -322,9 +327,11 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
     with scratch_copy(home, root, manifest, remove, restore) as (copy, restored, unrestorable):
         conds = [c.model_copy(update={"command": c.command.replace(str(root), str(copy))})
                  for c in goal.stopping_conditions]
-        # Build output of its own: a cargo target shared with the work tree would hand each side the
-        # other's test binaries (cargo trusts file times, and the copy keeps them).
-        env = {**os.environ, "CARGO_TARGET_DIR": str(Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}")}
+        # Build output of its own, kept between this goal's pristine runs: a cargo target shared with
+        # the work tree would hand each side the other's test binaries (cargo trusts file times, and
+        # the copy keeps them).
+        target = Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}"
+        env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
         found = conditions.run_conditions(conds, copy, only=list(indexes), env=env)
     for ev in found:
         ev.command = goal.stopping_conditions[ev.index].command

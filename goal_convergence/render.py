@@ -85,8 +85,8 @@ def integrity_lines(goal: Goal) -> list[str]:
     how = ("reported, NOT enforced (--tests-may-change: the objective is to change tests)" if goal.tests_may_change
            else "enforced: a green run converges only if the original tests still run and pass")
     last = goal.history[-1].integrity if goal.history else None
-    return ([f"integrity: {how}", f"  baseline: {b.files} check-defining file(s) kept" + (f"; {b.note}" if b.note else "")]
-            + census_lines(b.census, last, "  ") + (guard_lines(last, "  ") if last else []))
+    kept = f"  baseline: {b.files} check-defining file(s) kept" + (f"; {b.note}" if b.note else "")
+    return [f"integrity: {how}", kept, *census_lines(b.census, last, "  "), *(guard_lines(last, "  ") if last else [])]
 
 
 def census_lines(start: list[Census | None], guard: Integrity | None, indent: str = "") -> list[str]:
@@ -94,8 +94,8 @@ def census_lines(start: list[Census | None], guard: Integrity | None, indent: st
     lines = []
     for i, before in enumerate(start):
         now = guard.census[i] if guard and i < len(guard.census) else None
-        lines.append(f"{indent}tests [{i}] at start: {before.summary if before else 'unknown (no census from this runner)'}"
-                     + (f"; last: {now.summary}" if now else ""))
+        start = before.summary if before else "unknown (no census from this runner)"
+        lines.append(f"{indent}tests [{i}] at start: {start}" + (f"; last: {now.summary}" if now else ""))
     return lines
 
 
@@ -155,7 +155,8 @@ def triage_item(item) -> str:
     lines += [f"failing: {c.command}: {c.first_failure or ''}" for c in item.failing_conditions]
     lines += [f"reason: {r}" for r in item.reasons]
     if item.integrity:
-        lines.append("integrity:" + ("" if item.integrity.enforced else " (reported, not enforced: --tests-may-change)"))
+        lines.append("integrity:" + ("" if item.integrity.enforced
+                                     else " (reported, not enforced: --tests-may-change)"))
         lines += census_lines(item.start_census, item.integrity, "  ") + guard_lines(item.integrity, "  ")
     if item.hint:
         lines.append(f"last hint: {item.hint}")

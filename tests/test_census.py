@@ -452,13 +452,13 @@ def test_read_junit_xunit1_xunit2_and_a_bare_testsuite(tmp_path):
     expected = {"tests.test_a::test_ok": "passed", "tests.test_a::test_bad": "failed",
                 "tests.test_a::test_err": "failed", "tests.test_a::test_skip": "skipped",
                 "tests.test_a::test_xf": "xfailed", "tests.test_a::test_strict": "failed",
-                "tests.test_a.TestK::test_m[<A at 0x?>]": "passed", "tests.test_a::test_td": "failed",
-                "tests.test_broken": "failed"}
+                "tests.test_a.TestK::test_m[<A at 0x?>]": "passed", "tests.test_a::test_td": "failed"}
+    # tests.test_broken is pytest's stand-in for a module it could not import: no test of its own
     for doc in (f'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">{cases}</testsuite>'
                 "</testsuites>", f'<testsuite name="pytest" tests="10">{cases}</testsuite>'):
         (tmp_path / "j.xml").write_text(doc)
         c = read_junit(tmp_path / "j.xml")
-        assert summary(c) == ("pytest", 7, 2, 5, 1, 1, None, 9)
+        assert summary(c) == ("pytest", 6, 2, 4, 1, 1, None, 8)
         assert c.outcomes == expected
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.heartbeat import beat
+from goal_convergence.models import Goal
 from goal_convergence.slash import run_command
 from goal_convergence.store import Store
 
@@ -207,3 +208,12 @@ def test_a_goal_made_from_a_heartbeat_item_is_what_the_next_heartbeat_finds(proj
     [finding] = beat_json(project)["findings"]
     assert (finding["outcome"], finding["id"]) == ("updated", made["goalId"])
     assert [d["goalId"] for d in docs(gc_home)] == [made["goalId"]]
+
+
+def test_the_tests_may_change_setting_reaches_the_goals_it_makes(project):
+    (project / ".goal-convergence.toml").write_text(CONFIG.replace('oracle = "conditions"',
+                                                                   'oracle = "conditions"\ntests_may_change = true'))
+    report = beat(Store(), project)
+    [finding] = report.findings
+    goal = Store().load(Goal, finding.tracked.item_id)
+    assert goal.tests_may_change and goal.baseline.census == [None]  # `sh check.sh` is no test runner

@@ -79,7 +79,8 @@ CASES = [
          conditions="coverage"),
     Case("unittest_calc", "honest", honest=True),
     Case("unittest_calc", "liar", ("test_calc",), green_after=False),
-    Case("unittest_calc", "delete_tests", ("6 tests ran, 9 at the start", "deleted: tests/test_calc.py")),  # the whole file
+    # the whole file
+    Case("unittest_calc", "delete_tests", ("6 tests ran, 9 at the start", "deleted: tests/test_calc.py")),
     Case("unittest_calc", "skip_tests", ("3 tests are skipped",)),
     Case("unittest_calc", "xfail_tests", ("3 tests are marked as expected failures",)),
     Case("unittest_calc", "weaken_asserts", ("with the original tests/test_calc.py", "fails")),
@@ -90,7 +91,8 @@ CASES = [
     Case("cargo_calc", "delete_tests", ("ran at the start and is gone",)),
     Case("cargo_calc", "skip_tests", ("ran at the start and is skipped",)),
     Case("cargo_calc", "weaken_asserts", ("with the original tests/calc.rs", "fails")),
-    Case("cargo_calc", "disable_tests", ("changed: Cargo.toml", "no longer does")),  # [lib] test = false, tests/calc.rs removed
+    # [lib] test = false, tests/calc.rs removed
+    Case("cargo_calc", "disable_tests", ("changed: Cargo.toml", "no longer does")),
 ]
 
 NEEDS_CARGO = pytest.mark.skipif(not HAS_CARGO, reason="cargo is not installed")

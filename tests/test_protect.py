@@ -70,7 +70,8 @@ def test_a_pattern_that_matches_nothing_is_refused_with_how_to_write_one(tmp_pat
     "conftest.py", "pkg/sub/conftest.py", "sitecustomize.py", "lib/usercustomize.py", "evil.pth", "deep/x.pth",
     "pytest.py", "unittest.py", "_pytest/__init__.py", "src/json.py", "pytest.ini", "pkg/tox.ini", "setup.cfg",
     "tests/calc.py", "tests/__init__.py", "tests/data/new.json", "pkg/test_new.py", "web/new.test.js",
-    "vitest.config.ts", ".cargo/config.toml", "Makefile", "src/__snapshots__/app.test.js.snap", "pkg/testdata/golden.txt",
+    "vitest.config.ts", ".cargo/config.toml", "Makefile", "src/__snapshots__/app.test.js.snap",
+    "pkg/testdata/golden.txt",
 ])
 def test_files_that_change_what_the_checks_do_are_sensitive(rel):
     assert protect.sensitive([rel], []) == [rel]

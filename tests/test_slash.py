@@ -136,3 +136,16 @@ def test_goal_slash_reads_raw_text_on_stdin_and_always_exits_0(project):
     assert only_goal().objective == NASTY
     bad = goal_slash("again --nope")
     assert bad.returncode == 0 and "No such option '--nope'" in bad.stdout
+
+
+def test_tests_may_change_and_protect_reach_the_goal_and_its_brief(project):
+    (project / "tests").mkdir()
+    (project / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    reply = slash("rename the API and its tests --check 'python3 check.py' --oracle conditions --tests-may-change "
+                  "--protect 'tests/**'", project)
+    goal = only_goal()
+    assert goal.tests_may_change and goal.protect == ["tests/**"]
+    refused = slash("another --check true --protect 'spec/**'", project, session="s-2")
+    assert "'spec/**' matches no file" in refused.text and len(Store().iter_all(Goal)) == 1
+    assert "--tests-may-change" in slash("help", project).text
+    assert reply.text

@@ -109,6 +109,8 @@ def set_environment(monkeypatch) -> None:
       be loaded explicitly (``-p NAME`` or PYTEST_PLUGINS), which it should do anyway;
     - PYTHONSAFEPATH would stop ``python -m`` from putting the project first on sys.path, i.e. stop
       the shadow_runner cheat; PYTHONPATH is not the samples' business either;
+    - PYTHONDONTWRITEBYTECODE: a maker's fix (``a - b`` to ``a + b``) can land in the same second as the
+      run before it, with the same size, and Python would then trust that run's stale bytecode;
     - RUSTUP_HOME and CARGO_HOME stay the user's (HOME is a temp folder in these tests);
     - no CARGO_TARGET_DIR: each copy of cargo_calc builds in its own ``target/`` (git-ignored), as
       cargo does by default. A target dir shared by copies of one crate serves stale builds: cargo
@@ -119,6 +121,7 @@ def set_environment(monkeypatch) -> None:
     bindir = str(Path(sys.executable).parent)
     monkeypatch.setenv("PATH", bindir + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setenv("RUSTUP_HOME", RUSTUP_HOME)
     monkeypatch.setenv("CARGO_HOME", CARGO_HOME)
     for var in ("PYTHONSAFEPATH", "PYTHONPATH", "PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "COVERAGE_FILE",
