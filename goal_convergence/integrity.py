@@ -38,6 +38,7 @@ from .models import (
     StoppingCondition,
     TestOutcome,
 )
+from .store import write_atomic
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -70,20 +71,6 @@ def _folder(home: Path) -> Path:
     path = Path(home) / "baselines"
     (path / "blobs").mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def contract(goal: Goal) -> str:
@@ -122,7 +109,7 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
             continue
         digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()  # the bytes kept, whatever moved since
         if not (blobs / digest).exists():
-            _write(blobs / digest, data)
+            write_atomic(blobs / digest, data)
         manifest.kept.append(rel)
         kept_bytes += len(data)
     if unkept:
@@ -140,8 +127,7 @@ def save(home: Path, goal: Goal, manifest: Manifest, start: list[ConditionEviden
     goal.baseline.census = censuses
     manifest.contract = contract(goal)
     path = _folder(home) / f"{goal.goal_id}.json"
-    _write(path, json.dumps(manifest.dump(), separators=(",", ":")).encode())
-    os.chmod(path, 0o600)
+    write_atomic(path, json.dumps(manifest.dump(), separators=(",", ":")).encode())
     return goal
 
 
@@ -394,8 +380,12 @@ class _Copier:
 
     def file(self, rel: str) -> None:
         src, dst = self.root / rel, self.copy / rel
+        if src.is_dir() and not src.is_symlink():  # a submodule: its own repository, read as it is
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src, target_is_directory=True)
+            return
         if not src.is_symlink() and not src.is_file():
-            return  # deleted since it was listed, or a submodule
+            return  # deleted since it was listed
         self.size += src.lstat().st_size
         if self.size > self.limit:
             raise GoalConvergenceError(

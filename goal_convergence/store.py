@@ -34,6 +34,21 @@ _KINDS: dict[type[Model], tuple[str, str, re.Pattern[str]]] = {
 LOCK_TIMEOUT = 30.0
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 class Store:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root else index.home()
@@ -72,18 +87,7 @@ class Store:
                 f"wait for it to finish (see `ps`) and try again") from None
 
     def _write(self, path: Path, doc: dict) -> None:
-        raw = (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(raw)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
 
     def _quarantine(self, path: Path, reason: str) -> Path:
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")

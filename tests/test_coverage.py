@@ -81,3 +81,17 @@ def test_streamed_go_packages_keep_only_the_lowest():
     streamed.feed(text.encode())
     assert parse_coverage(streamed.text()) == 50.0
     assert streamed.text().count("\n") < 5
+
+
+def test_the_istanbul_total_row_counts_in_whatever_read_it_arrives():
+    from goal_convergence.coverage import CoverageLines, parse_coverage
+
+    output = (b"File      | % Stmts | % Branch | % Funcs | % Lines |\n"
+              b"All files |   91.2 |   80 |   90 |   88.8 |\n" + b" src/m.js |  100 |  100 |  100 |  100 |\n" * 3)
+    for cut in range(1, len(output)):
+        lines = CoverageLines()
+        head, tail = output[:cut], output[cut:]
+        whole = head.rfind(b"\n") + 1  # blocks of whole lines, as the runner feeds them
+        lines.feed(head[:whole])
+        lines.feed(head[whole:] + tail)
+        assert parse_coverage(lines.text(), None) == 88.8, cut

@@ -302,3 +302,17 @@ def test_tests_that_could_not_even_be_collected_at_the_start_do_not_count_as_gon
     (project / "shapes.py").write_text("def area(w, h):\n    return w * h\n")
     guard = inspect(store, goal)
     assert guard.issues == [] and not guard.blocks
+
+
+def test_a_submodule_is_in_the_copy(store, project, tmp_path):
+    data = tmp_path / "data-repo"
+    data.mkdir()
+    git(data, "init", "-q", "-b", "main")
+    (data / "cases.json").write_text("[1, 2]\n")
+    git(data, "add", "-A")
+    git(data, "commit", "-qm", "data")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(data), "vendor/data")
+    git(project, "commit", "-qm", "add data")
+    with integrity.scratch_copy(store.root, project, integrity.Manifest(), set(), []) as (copy, _, _):
+        assert (copy / "vendor" / "data" / "cases.json").read_text() == "[1, 2]\n"
+        assert (copy / ".gitmodules").exists()

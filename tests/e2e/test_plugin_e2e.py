@@ -154,3 +154,22 @@ def test_a_garbage_goal_file_is_quarantined_and_reported_while_the_session_runs(
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
     [reported] = [answer["systemMessage"] for answer in hook_outputs(events, "SessionStart")]
     assert "moved a broken file aside" in reported and "goal-zzzzzzzz.json is not valid JSON" in reported
+
+
+def test_a_maker_that_weakens_the_test_never_converges_even_with_an_oracle_that_would_agree(claude, project):
+    """The session edits the test script to always pass. The checks go green and the scripted oracle
+    would say converged, but the integrity guard restores test_calc.py in a scratch copy, sees it
+    fail, and blocks the stop with a hint that names the cheat; the oracle is never asked."""
+    test = project / "test_calc.py"
+    script = scripted(claude, {0: [fix(test, "sys.exit(1 if failures else 0)", "sys.exit(0)"),
+                                   text("The tests pass now. Done.")]})
+    events = claude.run(NEW_GOAL)
+    assert events[-1]["subtype"] == "success", events[-1]
+    goal = the_goal()
+    assert goal.state == "escalated" and goal.stop_reason == "stuck"
+    assert all(it.decision.action != "converge" and all(c.passed for c in it.conditions) for it in goal.history)
+    assert all(i.kind == "pristine-failed" for it in goal.history for i in it.integrity.issues)
+    assert script.oracle_requests == []
+    told = [Conversation(body).shown() for body in script.maker_requests]
+    assert any("with the original test_calc.py" in shown and "changed: test_calc.py" in shown for shown in told)
+    assert "sys.exit(0)" in test.read_text()  # the user's tree is as the maker left it: only a copy was reset
