@@ -316,3 +316,11 @@ def test_a_submodule_is_in_the_copy(store, project, tmp_path):
     with integrity.scratch_copy(store.root, project, integrity.Manifest(), set(), []) as (copy, _, _):
         assert (copy / "vendor" / "data" / "cases.json").read_text() == "[1, 2]\n"
         assert (copy / ".gitmodules").exists()
+
+
+def test_new_tests_that_are_skipped_or_deselected_are_no_loss():
+    start = census(a="failed", b="passed")
+    start.deselected = 0
+    now = census(a="passed", b="passed", c="skipped", d="xfailed")
+    now.deselected = 2  # new tests behind a marker the command leaves out
+    assert integrity.compare(0, "pytest", start, start.outcomes, now) == []

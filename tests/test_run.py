@@ -176,10 +176,13 @@ def _kill_tree(pid_file: Path) -> None:
 
 @pytest.mark.parametrize("when", ["checks", "oracle", "after-persist"])
 def test_kill_9_then_run_again_loses_and_doubles_nothing(project, env, fake_api, tmp_path, when):
-    mark = tmp_path / "mark"
-    slow_check = f"if [ ! -e {mark} ]; then echo $$ > {mark}; sleep 30; fi; {CHECK}" if when == "checks" else CHECK
+    mark, armed = tmp_path / "mark", tmp_path / "armed"
+    # armed once the goal exists: the start run of `goal new` must not be the run that hangs
+    slow_check = (f"if [ -e {armed} ] && [ ! -e {mark} ]; then echo $$ > {mark}; sleep 30; fi; {CHECK}"
+                  if when == "checks" else CHECK)
     done = goal("new", "fix calc.py", "--check", slow_check, "--json", env=env, cwd=project)
     gid = json.loads(done.stdout)["goalId"]
+    armed.write_text("")
     maker = FIX_ONE
     if when == "after-persist":  # the second maker run starts right after iteration 1 was persisted
         maker += (f"\nimport time\nif os.environ['GOAL_ITERATION'] == '2' and not pathlib.Path({str(mark)!r}).exists():\n"
