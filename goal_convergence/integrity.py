@@ -25,19 +25,8 @@ from pydantic import Field
 
 from . import conditions, protect, tree
 from .errors import GoalConvergenceError
-from .models import (
-    Baseline,
-    Census,
-    ConditionEvidence,
-    Goal,
-    Integrity,
-    IntegrityIssue,
-    Iteration,
-    Model,
-    PristineRun,
-    StoppingCondition,
-    TestOutcome,
-)
+from .models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
+                     PristineRun, StoppingCondition, TestOutcome)
 from .store import write_atomic
 
 MAX_FILES = 20_000
@@ -47,7 +36,7 @@ MAX_LISTED = 50
 MAX_ISSUES = 20
 # The scratch copy: past this the pristine run is refused (GOAL_CONVERGENCE_PRISTINE_MAX_MB raises it).
 COPY_LIMIT_MB = 2048
-# Ignored folders the copy links to instead of copying: installed dependencies and build output.
+# Ignored folders the copy links to instead of copying: installed dependencies.
 LINKED = frozenset({"node_modules", ".venv", "venv", "env", ".tox", ".nox"})
 # Ignored caches and build output the copy leaves out: stale bytecode, results or test binaries must
 # not stand in for a fresh run.
@@ -296,8 +285,9 @@ def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str],
                              detail=f"in a copy of the tree {what}, `{e.command}` fails: {e.first_failure}")
               for e in found if not e.passed]
     issues += [IntegrityIssue(kind="pristine-unavailable", subject=rel,
-                              detail=f"{rel} changed and its start content was over the size limit, so it "
-                                     f"cannot be restored: revert it yourself") for rel in unrestorable]
+                              detail=f"{rel} changed and its start content was not kept (over the size limit, "
+                                     f"or removed from the home), so it cannot be restored: revert it yourself")
+               for rel in unrestorable]
     issues += _census_issues(goal, manifest, found, where=" (in the pristine copy)")
     return run, issues
 
@@ -360,13 +350,15 @@ def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
             digest = manifest.files.get(rel)
             if digest is None:
                 continue
-            if rel not in kept:
+            if rel not in kept or not (blobs / digest).is_file():
                 unrestorable.append(rel)
                 continue
             target = copy / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_symlink() or target.is_dir():
-                shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.is_symlink():
+                target.unlink()
             shutil.copyfile(blobs / digest, target)
             restored.append(rel)
         yield copy, restored, unrestorable

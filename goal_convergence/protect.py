@@ -80,6 +80,8 @@ def _glob_body(pattern: str, *, slash: bool) -> str:
 
 
 _CONFIG = _fnmatch_regex(CONFIG_NAMES)
+_SOURCES = _fnmatch_regex(("*.py", "*.pyi", "*.[cm][jt]s", "*.[jt]s", "*.[jt]sx", "*.go", "*.rs", "*.c", "*.h",
+                           "*.cc", "*.cpp", "*.hpp", "*.java", "*.kt", "*.rb", "*.swift", "*.cs"))
 _HOOKS = _fnmatch_regex(PYTHON_HOOKS)
 _TESTS = _fnmatch_regex(TEST_NAMES)
 
@@ -161,7 +163,10 @@ def check_defining(root: Path, files: list[str], conditions: Iterable[StoppingCo
     --protect matches, runner configs and Python hooks, then the tests."""
     ranked: dict[str, None] = {}
     for cond in conditions:
-        ranked.update(dict.fromkeys(named_files(root, cond.command)))
+        named = named_files(root, cond.command)
+        if cond.type in ("lint_clean", "build_pass"):  # the sources a linter or a build reads are the product
+            named = [rel for rel in named if not _SOURCES.fullmatch(_name(rel)) or is_test_file(rel)]
+        ranked.update(dict.fromkeys(named))
     ranked.update(dict.fromkeys(protected_by(files, patterns)))
     ranked.update(dict.fromkeys(f for f in files if is_config(f) or _HOOKS.fullmatch(_name(f)) or shadows(f)))
     ranked.update(dict.fromkeys(f for f in files if is_test_file(f)))

@@ -92,3 +92,13 @@ def test_named_files_take_option_values_and_never_leave_the_root(git_repo):
     write(git_repo, "run.sh")
     assert protect.named_files(git_repo, "bash run.sh && pytest --config-file=ci/pytest.cfg ../outside.sh "
                                          "/etc/passwd 'unbalanced") == ["run.sh", "ci/pytest.cfg"]
+
+
+def test_the_sources_a_linter_or_build_reads_are_the_product_but_its_config_is_not(git_repo):
+    for rel in ("src/app.py", "ci/ruff.toml", "run_checks.py"):
+        write(git_repo, rel)
+    conditions = [StoppingCondition(type="lint_clean", command="ruff check --config ci/ruff.toml src/app.py"),
+                  StoppingCondition(type="build_pass", command="python -m py_compile src/app.py"),
+                  StoppingCondition(type="custom_command", command="python run_checks.py")]
+    found = protect.check_defining(git_repo, tree.list_files(git_repo), conditions, [])
+    assert "ci/ruff.toml" in found and "run_checks.py" in found and "src/app.py" not in found
