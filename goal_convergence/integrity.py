@@ -85,18 +85,20 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     manifest, kept_bytes, unkept = Manifest(sensitive=sensitive), 0, []
     for rel in defining:
         path = root / rel
-        digest = tree.file_hash(root, rel)
-        manifest.files[rel] = digest
-        if digest is None or not path.is_file() or path.is_symlink():
+        if path.is_symlink() or not path.is_file():
+            manifest.files[rel] = tree.file_hash(root, rel)  # a link or a submodule: its hash, no content
             continue
         try:
-            data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
+            small = path.stat().st_size <= min(MAX_FILE_BYTES, MAX_KEPT_BYTES - kept_bytes)
+            data = path.read_bytes() if small else None
         except OSError:
             data = None
-        if data is None or kept_bytes + len(data) > MAX_KEPT_BYTES:
+        if data is None:
+            manifest.files[rel] = tree.file_hash(root, rel)
             unkept.append(rel)
             continue
-        digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()  # the bytes kept, whatever moved since
+        # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
+        digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
         if not (blobs / digest).exists():
             write_atomic(blobs / digest, data)
         manifest.kept.append(rel)
