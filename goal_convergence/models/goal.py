@@ -1,0 +1,195 @@
+"""A goal: what it must reach, what it may spend, and the ledger of its iterations."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from ..index import GOAL_ID_RE, OPEN_STATES
+from .base import (DURATION_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat, NonNegInt, PosInt,
+                   SchemaVersion, StopReason, Timestamp)
+from .evidence import Baseline, ConditionEvidence, Integrity
+from .verdict import Decision, Verdict
+
+GoalState = Literal["active", "paused", "converged", "escalated", "failed"]
+Source = Literal["user", "heartbeat", "triage"]
+OracleProvider = Literal["auto", "anthropic", "claude-cli", "command", "conditions"]
+
+
+class StoppingCondition(Model):
+    # The rule _threshold_for_coverage enforces, said in the schema's words (pydantic cannot derive it).
+    model_config = ConfigDict(json_schema_extra={
+        "if": {"properties": {"type": {"const": "coverage_threshold"}}},
+        "then": {"required": ["threshold"], "properties": {"threshold": {"type": "number"}}},
+        "else": {"properties": {"threshold": {"type": "null"}}},
+    })
+
+    type: ConditionType
+    command: str = Field(min_length=1)
+    threshold: float | None = Field(default=None, ge=0, le=100)
+    coverage_regex: str | None = None
+    description: str | None = None
+    timeout_seconds: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _threshold_for_coverage(self) -> StoppingCondition:
+        if (self.type == "coverage_threshold") != (self.threshold is not None):
+            raise ValueError("threshold is required for coverage_threshold and only for it")
+        return self
+
+
+def _one_limit_at_least(schema: dict[str, Any]) -> None:
+    # The rule _at_least_one_limit enforces, said in the schema's words: some limit is there and not null.
+    schema["anyOf"] = [{"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+                       for key in schema["properties"]]
+
+
+class Budget(Model):
+    """Lifetime limits; at least one is required."""
+
+    model_config = ConfigDict(json_schema_extra=_one_limit_at_least)
+
+    max_iterations: PosInt | None = None
+    max_duration: str | None = Field(default=None, min_length=2, pattern=DURATION_PATTERN)
+    max_dollars: float | None = Field(default=None, gt=0)
+    max_tokens: PosInt | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one_limit(self) -> Budget:
+        if not any(v is not None for v in (self.max_iterations, self.max_duration, self.max_dollars, self.max_tokens)):
+            raise ValueError("a budget needs at least one limit")
+        return self
+
+
+class OracleConfig(Model):
+    provider: OracleProvider = "auto"
+    model: str = Field(min_length=1)
+    command: str | None = None
+    expect: str | None = None
+
+
+class MakerConfig(Model):
+    model: str | None = None
+    session_id: str | None = Field(default=None, description="The headless `claude -p` maker's own session, "
+                                                             "resumed each iteration.")
+
+
+class Spent(Model):
+    """Lifetime spend. Counters only go up; they survive pause, resume, crashes and new sessions."""
+
+    iterations: NonNegInt = 0
+    active_seconds: NonNegFloat = 0.0
+    maker_dollars: NonNegFloat = 0.0
+    oracle_dollars: NonNegFloat = 0.0
+    maker_tokens: NonNegInt = 0
+    oracle_tokens: NonNegInt = 0
+
+    @property
+    def dollars(self) -> float:
+        return self.maker_dollars + self.oracle_dollars
+
+    @property
+    def tokens(self) -> int:
+        return self.maker_tokens + self.oracle_tokens
+
+
+class Cost(Model):
+    dollars: NonNegFloat = 0.0
+    tokens: NonNegInt = 0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(dollars=self.dollars + other.dollars, tokens=self.tokens + other.tokens)
+
+
+class Iteration(Model):
+    number: PosInt
+    started_at: Timestamp
+    ended_at: Timestamp
+    maker_summary: str | None = None
+    conditions: list[ConditionEvidence] = Field(default_factory=list)
+    tree_fingerprint: str = ""
+    verdict: Verdict | None = None
+    judge_error: str | None = None
+    decision: Decision
+    maker_cost: Cost = Field(default_factory=Cost)
+    oracle_cost: Cost = Field(default_factory=Cost)
+    integrity: Integrity | None = None
+
+
+class Pending(Model):
+    """The iteration in flight: the maker's work is recorded (and charged) before the checks run,
+    so a crash during the checks or the oracle call neither loses that spend nor runs the maker twice."""
+
+    number: PosInt
+    started_at: Timestamp
+    maker_summary: str | None = None
+    maker_cost: Cost = Field(default_factory=Cost)
+    maker_failed: bool = False
+
+
+class Escalation(Model):
+    stop_reason: StopReason
+    blocker: Blocker | None = None
+    detail: str = ""
+    triage_id: str | None = Field(default=None, pattern=TRIAGE_ID_RE.pattern)
+    at: Timestamp
+
+
+class HeartbeatMark(Model):
+    """On a goal a heartbeat made: the failure it was made for, and how often a heartbeat has seen it since."""
+
+    fingerprint: str = Field(min_length=1)
+    count: PosInt = 1
+    last_seen: Timestamp
+
+
+class ProtectedFile(Model):
+    path: str = Field(min_length=1)
+    sha256: str | None = None
+
+
+class Goal(Model):
+    """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
+
+    schema_version: SchemaVersion = 1
+    goal_id: str = Field(pattern=GOAL_ID_RE.pattern)
+    objective: str = Field(min_length=1)
+    stopping_conditions: list[StoppingCondition] = Field(min_length=1)
+    budget: Budget
+    oracle: OracleConfig
+    maker: MakerConfig = Field(default_factory=MakerConfig)
+    state: GoalState = "active"
+    stop_reason: StopReason | None = None
+    spent: Spent = Field(default_factory=Spent)
+    session_id: str | None = None
+    project_root: str = Field(min_length=1)
+    source: Source = "user"
+    heartbeat: HeartbeatMark | None = None
+    escalation: Escalation | None = None
+    stuck_after: PosInt = 3
+    protected_files: list[ProtectedFile] = Field(default_factory=list,
+                                                 description="In goals made by 0.1 only: files and their hashes.")
+    protect: list[str] = Field(default_factory=list, description="--protect patterns, matched again at every check.")
+    tests_may_change: bool = Field(default=False, description="The objective is to change tests: the integrity "
+                                                              "guard reports but does not block.")
+    baseline: Baseline | None = None
+    base_commit: str | None = None
+    base_tree: str | None = None
+    pending: Pending | None = None
+    active_since: Timestamp | None = None
+    transcript_offsets: dict[str, NonNegInt] = Field(default_factory=dict)
+    history: list[Iteration] = Field(default_factory=list)
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @property
+    def last_hint(self) -> str:
+        for it in reversed(self.history):
+            if it.decision.hint:
+                return it.decision.hint
+        return ""
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
