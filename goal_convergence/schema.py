@@ -19,21 +19,6 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from .models import Goal, Model, TriageItem, Verdict
 
-DOCUMENTS: dict[str, tuple[type[Model], str]] = {
-    "goal": (Goal, "Goal"),
-    "triage-item": (TriageItem, "Triage item"),
-    "verdict": (Verdict, "Oracle verdict"),
-}
-REGENERATE = "python -m goal_convergence.schema --write"
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
-# The keywords a published schema may use, in the order they are written. Anything else is refused,
-# so that a bound pydantic cannot put into JSON Schema (it writes "ge" instead of "minimum") never
-# passes for a rule.
-KEYWORDS = ("$schema", "$id", "$ref", "title", "description", "type", "const", "enum", "pattern", "minLength",
-            "minItems", "minimum", "exclusiveMinimum", "maximum", "additionalProperties", "properties", "required",
-            "items", "anyOf", "not", "if", "then", "else", "default", "$defs")
-_VALUES = ("const", "enum", "default", "required")  # hold data, not schemas
-
 # I-JSON (RFC 7493): numbers a double can hold exactly, no NaN or Infinity, no duplicate keys, no
 # unpaired surrogates. Python's json accepts all of those, and a document that means different
 # things to different readers is not one we want to validate, let alone act on.
@@ -56,14 +41,14 @@ def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> A
 
 @cache
 def _validator(name: str) -> Any:
-    import jsonschema  # heavy: only code that reads or writes documents pays for it
+    import jsonschema  # heavy, and only a check against a published schema needs it (the store does not)
 
     cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
     return cls(load(name))
 
 
 def errors(doc: Any, name: str) -> list[str]:
-    """Every way ``doc`` breaks schema ``name``, as readable lines (empty when it is valid)."""
+    """Every way ``doc`` breaks the published schema ``name``, as readable lines (empty when it is valid)."""
     found = sorted(_validator(name).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in found]
 
@@ -108,6 +93,21 @@ def parse_json(text: str) -> Any:
 
 # ---- generating the files from the models ---------------------------------------------------
 
+DOCUMENTS: dict[str, tuple[type[Model], str]] = {
+    "goal": (Goal, "Goal"),
+    "triage-item": (TriageItem, "Triage item"),
+    "verdict": (Verdict, "Oracle verdict"),
+}
+REGENERATE = "python -m goal_convergence.schema --write"
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+# The keywords a published schema may use, in the order they are written. Anything else is refused,
+# so that a bound pydantic cannot put into JSON Schema (it writes "ge" instead of "minimum") never
+# passes for a rule.
+KEYWORDS = ("$schema", "$id", "$ref", "title", "description", "type", "const", "enum", "pattern", "minLength",
+            "minItems", "minimum", "exclusiveMinimum", "maximum", "additionalProperties", "properties", "required",
+            "items", "anyOf", "not", "if", "then", "else", "default", "$defs")
+_VALUES = ("const", "enum", "default", "required")  # hold data, not schemas
+
 
 class _Generator(GenerateJsonSchema):
     def normalize_name(self, name: str) -> str:
@@ -139,12 +139,16 @@ def _tidy(node: Any) -> Any:
     return tidy
 
 
+def json_schema(cls: type[Model]) -> dict[str, Any]:
+    """What a document of model ``cls`` must satisfy, as JSON Schema, with its definitions in ``$defs``."""
+    return _tidy(cls.model_json_schema(by_alias=True, schema_generator=_Generator, mode="validation"))
+
+
 def generate(name: str) -> str:
     """The text of ``schemas/<name>.schema.json``, as the models define it."""
     cls, title = DOCUMENTS[name]
-    body = _tidy(cls.model_json_schema(by_alias=True, schema_generator=_Generator, mode="validation"))
     head = {"$schema": DIALECT, "$id": f"https://goal-convergence.dev/schemas/{name}.schema.json", "title": title}
-    return json.dumps({**head, **body}, indent=2) + "\n"
+    return json.dumps({**head, **json_schema(cls)}, indent=2) + "\n"
 
 
 def _file(name: str) -> Path:

@@ -93,6 +93,31 @@ def test_path_like_triage_ids_are_refused(store, bad):
         store.load(TriageItem, bad)
 
 
+SAMPLES = Path(__file__).parent / "samples"
+
+
+@pytest.mark.parametrize(("kind", "sample"), [(Goal, "goal-0.1.0.json"), (TriageItem, "triage-item-0.1.0.json")])
+def test_files_written_by_0_1_0_load_and_save_unchanged(store, kind, sample):
+    # Every field filled, as 0.1.0 wrote it: the models that now define the schemas still read it whole.
+    text = (SAMPLES / sample).read_text(encoding="utf-8")
+    doc = json.loads(text)
+    item_id = doc["goalId"] if kind is Goal else doc["triageId"]
+    path = store.path_for(kind, item_id)
+    path.write_text(text, encoding="utf-8")
+    assert store.load(kind, item_id).dump() == doc
+    store.update(kind, item_id, lambda item: None)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved.pop("updatedAt") != doc.pop("updatedAt") and saved == doc
+
+
+def test_the_store_refuses_to_write_a_document_it_could_not_read_back(store, make_goal):
+    goal = store.create(make_goal())
+    before = store.path_for(Goal, goal.goal_id).read_bytes()
+    with pytest.raises(CorruptFile, match="refusing to write an invalid Goal: stoppingConditions: List should have"):
+        store.update(Goal, goal.goal_id, lambda g: g.stopping_conditions.clear())  # in place: no assignment check
+    assert store.path_for(Goal, goal.goal_id).read_bytes() == before
+
+
 # ---- concurrent writers ----------------------------------------------------------------------
 
 WRITERS, ROUNDS = 4, 25
