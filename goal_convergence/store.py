@@ -1,10 +1,10 @@
 """The only code that touches goal and triage files.
 
-Every read and write is parsed strictly and validated by the models (the schemas in ``schemas/`` are
-generated from them, so a second pass with jsonschema would find nothing new). Writes are atomic (temp file
-in the same folder, fsync, rename) under a per-file lock, files are 0600 and folders 0700. A file
-that does not parse or validate is moved to ``quarantine/`` and reported once; everything else
-keeps working.
+Every read and write is parsed strictly and validated by the models (the schemas in ``schemas/``
+are generated from them, so a second pass with jsonschema would find nothing new). Writes are atomic
+(temp file in the same folder, fsync, rename) under a per-file lock, files are 0600 and folders 0700.
+A file that does not parse or validate is moved to ``quarantine/`` and reported once; everything
+else keeps working.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from ..index import GOAL_ID_RE, OPEN_STATES
+from ..index import GOAL_ID_RE
 from .base import (DURATION_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat, NonNegInt, PosInt,
                    SchemaVersion, StopReason, Timestamp)
 from .evidence import Baseline, ConditionEvidence, Integrity
@@ -189,7 +189,3 @@ class Goal(Model):
             if it.decision.hint:
                 return it.decision.hint
         return ""
-
-    @property
-    def is_open(self) -> bool:
-        return self.state in OPEN_STATES
