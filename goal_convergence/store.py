@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import reprlib
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,8 +52,14 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def _problems(exc: ValidationError) -> str:
-    """The first few things wrong with a document, each with where it is: ``budget/maxIterations: ...``."""
-    return "; ".join(f"{'/'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:3])
+    """The first few things wrong with a document, each with where it is and the value found there:
+    ``state: Input should be 'active', ... (found 'running')``."""
+    lines = []
+    for e in exc.errors()[:3]:
+        found = e["input"]
+        shown = f" (found {reprlib.repr(found)})" if isinstance(found, str | int | float) else ""
+        lines.append(f"{'/'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}{shown}")
+    return "; ".join(lines)
 
 
 class Store:
