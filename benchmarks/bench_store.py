@@ -23,8 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from goal_convergence import goals  # noqa: E402
-from goal_convergence.models import (ConditionEvidence, Decision, Goal, Iteration, Verdict, new_id,  # noqa: E402
-                                     now_iso)
+from goal_convergence.models import ConditionEvidence, Decision, Iteration, Verdict, new_id, now_iso  # noqa: E402
 from goal_convergence.store import Store  # noqa: E402
 
 GOALS = 1000
