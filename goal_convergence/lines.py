@@ -22,9 +22,9 @@ class LineReader:
     """Turns reads of any size, cut anywhere, into blocks of whole lines.
 
     A line longer than ``max_line`` bytes keeps its first ``max_line``; the rest of it, up to its
-    newline, is dropped."""
+    newline, is dropped. None keeps every line whole (a reader that counts byte offsets)."""
 
-    def __init__(self, max_line: int = MAX_LINE) -> None:
+    def __init__(self, max_line: int | None = MAX_LINE) -> None:
         self._max = max_line
         self._carry = b""  # the unfinished last line
         self._dropping = False  # the unfinished line is already cut: drop until its newline
@@ -55,8 +55,7 @@ class LineReader:
     def _hold(self, part: bytes) -> None:
         if self._dropping:
             return
-        room = self._max - len(self._carry)
-        if len(part) > room:
+        if self._max is not None and len(part) > (room := self._max - len(self._carry)):
             part, self._dropping = part[:room], True
         self._carry += part
 

@@ -92,3 +92,10 @@ def test_colours_progress_redraws_and_nuls_are_cleaned():
     assert decode_line(b" 10%\r 50%\r100% done\n") == "100% done"
     assert decode_line(b"a\x00b \xff\xfe c") == "ab \ufffd\ufffd c"
     assert decode_output(b"one \x1b[1mbold\x1b[0m\r\ntwo  \n") == "one bold\ntwo\n"
+
+
+def test_without_a_bound_every_line_stays_whole():
+    data = b"{" + b'"k": 1, ' * 100_000 + b"}\nnext\n"
+    reader = LineReader(max_line=None)
+    blocks = [reader.feed(data[i : i + 4096]) for i in range(0, len(data), 4096)]
+    assert b"".join(blocks) == data and reader.flush() == b""
