@@ -38,7 +38,8 @@ _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a 
 # A block with none of these (lowercased) has no line to read, bar cargo's label (``_tail``) and lines
 # read while every line counts (``_busy``). A hint is a pass over the block: rare ones wait behind a byte.
 _HINTS = (b"pass", b"fail", b"error", b"skip", b" ... ", b"ran ", b"deselected", b"=== run")
-_GATED = ((b"\t", (b"ok  \t",)), (b"\xe2", ("✓".encode()[:2], "↓".encode(), "√".encode())), (b"\xc3", ("×".encode(),)))
+_GATED = ((b"\t", (b"ok  \t",)), (b"\xe2", ("✓".encode()[:2], "↓".encode(), "√".encode())),
+          (b"\xc3", ("×".encode(),)))
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"
