@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from .extract import decode_line
+from .lines import LineReader, decode_line
 from .models import Census, TestOutcome
 
 JUNIT_FILE = "pytest-junit.xml"
@@ -38,7 +38,8 @@ _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a 
 # A block with none of these (lowercased) has no line to read, bar cargo's label (``_tail``) and lines
 # read while every line counts (``_busy``). A hint is a pass over the block: rare ones wait behind a byte.
 _HINTS = (b"pass", b"fail", b"error", b"skip", b" ... ", b"ran ", b"deselected", b"=== run")
-_GATED = ((b"\t", (b"ok  \t",)), (b"\xe2", ("✓".encode()[:2], "↓".encode())), (b"\xc3", ("×".encode(),)))
+_GATED = ((b"\t", (b"ok  \t",)), (b"\xe2", ("✓".encode()[:2], "↓".encode(), "√".encode())),
+          (b"\xc3", ("×".encode(),)))
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"
@@ -105,7 +106,7 @@ def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int]) -> Ce
 
 
 class CensusScanner:
-    """Streams a command's output (whole lines, in blocks) and keeps what its test runners counted."""
+    """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted."""
 
     def __init__(self) -> None:
         self._sums: dict[str, Counter[str]] = {}
@@ -119,22 +120,36 @@ class CensusScanner:
         # Lists naming some tests only are not kept: pytest's short summary without -rA (or -v) names
         # failures, vitest's default reporter the tests of failing files, go without -v its failures.
         self._pytest_listed = self._vitest_partial = self._go_verbose = False
+        self._reader = LineReader()
 
     def _busy(self) -> bool:
         return self._ran is not None or self._jest_left > 0
 
-    def feed(self, block: bytes) -> None:
-        """Scan a block of complete lines (it may end without a newline only at end of output)."""
-        block = block.removesuffix(b"\n")
+    def feed(self, chunk: bytes) -> None:
+        self._scan(self._reader.feed(chunk))
+
+    def close(self) -> None:
+        """The output has ended: read its last line if it had no newline."""
+        self._scan(self._reader.flush())
+
+    def _scan(self, block: bytes) -> None:
+        """Scan a block of whole lines (the last may lack its newline at the end of the output)."""
         if not block:
             return
+        ended = block.endswith(b"\n")  # then the split below ends with an empty piece, not a line
         if not self._busy():
             low = block.lower()
             if not (any(h in low for h in _HINTS)
                     or any(gate in low and any(h in low for h in hints) for gate, hints in _GATED)):
-                self._tail = (self._tail + block.rsplit(b"\n", 3)[-3:])[-3:]
+                last = block.rsplit(b"\n", 3 + ended)
+                if ended:
+                    last.pop()
+                self._tail = (self._tail + last[-3:])[-3:]
                 return
-        lines, self._tail = self._tail + block.split(b"\n"), []
+        lines = block.split(b"\n")
+        if ended:
+            lines.pop()
+        lines, self._tail = self._tail + lines, []
         if not self._busy() and self._memo.issuperset(lines):
             return
         for raw in lines:

@@ -44,9 +44,9 @@ def _report_quarantine(store: Store) -> None:
         click.echo(f"warning: quarantined {path}: {reason}", err=True)
 
 
-def _live_progress(json_out: bool) -> conditions.LiveProgress | None:
+def _live_progress(json_out: bool) -> render.LiveProgress | None:
     """Conditions running, drawn live on a terminal (never into --json output or a pipe)."""
-    return None if json_out or not sys.stderr.isatty() else conditions.LiveProgress()
+    return None if json_out or not sys.stderr.isatty() else render.LiveProgress()
 
 
 def budget_options(defaults: bool):
@@ -183,7 +183,7 @@ def check_cmd(goal_id: str | None, json_out: bool) -> int:
     """Run a goal's stopping conditions now. Exit 0 only if all pass (1 if any fails)."""
     goal = goals.resolve(_store(), goal_id, states=OPEN_STATES)
     evidence = conditions.check_goal_conditions(goal, on_progress=_live_progress(json_out))
-    _echo_json([e.dump() for e in evidence]) if json_out else click.echo(conditions.render_table(evidence))
+    _echo_json([e.dump() for e in evidence]) if json_out else click.echo(render.evidence_table(evidence))
     return 0 if all(e.passed for e in evidence) else 1
 
 

@@ -19,7 +19,7 @@ import re
 from collections import deque
 
 from .errors import InvalidInput
-from .extract import decode_line
+from .lines import LineReader, decode_line
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GO_TOTAL = re.compile(r"^total:\s+\(statements\)\s+(\d+(?:\.\d+)?)%", re.M)
@@ -37,6 +37,9 @@ _GO_PACKAGE = re.compile(r"coverage: (\d+(?:\.\d+)?)% of statements")
 _WANTED = re.compile(
     r"coverage|covered|^total:|^\s*lines\.*:|^TOTAL\s|^Filename\s+Regions\s|\|\s*% Stmts|^\s*All files\s*\|"
 )
+# A block of output without any of these holds none of those lines: every figure line has a "%",
+# bar Istanbul's "All files" row and cargo-llvm-cov's header, and either may come in a read of its own.
+_BLOCK_HINTS = (b"%", b"All files", b"Regions")
 
 
 def compile_regex(regex: str) -> re.Pattern[str]:
@@ -123,7 +126,8 @@ def _go_packages(output: str) -> float | None:
 
 
 class CoverageLines:
-    """Keeps, from streamed output, the lines ``parse_coverage`` needs (bounded)."""
+    """Keeps, from streamed output (``feed`` each read, then ``close``), the lines ``parse_coverage``
+    needs (bounded)."""
 
     _MAX = 500
 
@@ -132,12 +136,22 @@ class CoverageLines:
         self._lines: deque[str] = deque(maxlen=self._MAX)
         # Go prints one figure a package, maybe thousands; only the lowest counts.
         self._lowest_go: tuple[float, str] | None = None
+        self._reader = LineReader()
 
-    def feed(self, block: bytes) -> None:
-        # Every figure line has a "%", bar Istanbul's "All files" row, which may come in a read of its own.
-        if b"%" not in block and b"All files" not in block and self._wanted is _WANTED:
+    def feed(self, chunk: bytes) -> None:
+        self._scan(self._reader.feed(chunk))
+
+    def close(self) -> None:
+        """The output has ended: read its last line if it had no newline."""
+        self._scan(self._reader.flush())
+
+    def _scan(self, block: bytes) -> None:
+        if not block or self._wanted is _WANTED and not any(h in block for h in _BLOCK_HINTS):
             return
-        for raw in block.split(b"\n"):
+        lines = block.split(b"\n")
+        if block.endswith(b"\n"):
+            lines.pop()  # what follows the block's last newline: nothing
+        for raw in lines:
             line = decode_line(raw[:4096])
             if not self._wanted.search(line):
                 continue

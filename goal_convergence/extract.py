@@ -1,6 +1,6 @@
 """The lines of a command's output that say what failed, and a fingerprint of those failures.
 
-``FailureScanner`` reads output as it streams, in blocks of whole lines, and keeps a bounded list
+``FailureScanner`` reads output as it streams, in reads cut anywhere, and keeps a bounded list
 of the lines that matter: failing test ids and lint findings first, then assertion and error
 details, then the runners' summary counts. Runners covered: pytest, unittest, jest/vitest, go
 test, cargo test, ruff, eslint, tsc (and the ``file:line: error:`` shape of mypy and compilers);
@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from .lines import LineReader, decode_line
+
 MAX_LINES = 60
 # Failing test ids are what the maker and the oracle need most, and they are short: keep many more.
 MAX_ID_LINES = 500
@@ -29,13 +31,15 @@ _MAX_TRACEBACK_LINES = 200
 
 _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-
 # A block with none of these (lowercased) holds nothing any rule below keeps, so it is skipped
-# without being split into lines: that keeps hundreds of MB of ordinary output cheap.
-# (One pass over the block per hint: fewer hints, faster; "\xe2\x9c" is both ✕ and ✖.)
-_BLOCK_HINTS = (b"error", b"fail", b"assert", b"exception", b"traceback", b"panic", b"warning", b"\xe2\x9c",
-                "×".encode(), "●".encode(), b"-->", b"\ne   ", b"\n/")
+# without being split into lines: that keeps hundreds of MB of ordinary output cheap. One pass over
+# the block per hint: fewer hints, faster. "\ne   " and "\n/" are also looked for at the block's start.
+_BLOCK_HINTS = (b"error", b"fail", b"assert", b"exception", b"traceback", b"panic", b"warning", b"expected",
+                b"received", b"_test.go:", b"\ne   ", b"\n/")
+# Rare in ordinary output: each group is looked for only in a block holding its first byte (a much
+# faster pass). "\xe2\x9c" is both ✕ and ✖.
+_GATED_HINTS = ((b"\xe2", (b"\xe2\x9c", "●".encode(), "→".encode())), (b"\xc3", ("×".encode(),)),
+                (b">", (b"-->",)), (b"!", (b"interrupted: ",)))
 _RUFF_CONCISE_HINT = re.compile(rb":\d+:\d+: [A-Z]+\d")
 
 # Every line is matched once against all the rules below (one alternation: the first that
@@ -88,26 +92,8 @@ _GENERIC_WORDS = re.compile(r"(?i)\b(?:errors?|fail(?:ed|s|ures?)?|assert\w*|\w*
 _ZERO_COUNT = re.compile(r"(?i)\b(?:0|no) (?:errors?|fail(?:ed|ures?)|problems)\b")
 
 
-def decode_line(raw: bytes) -> str:
-    """One output line as text: invalid UTF-8 replaced, NULs, colours and progress redraws gone."""
-    text = raw.decode("utf-8", "replace").replace("\x00", "")
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
-    text = text.rstrip("\r\n")
-    # A progress bar redraws its line with \r: what a terminal would show is the last frame.
-    if "\r" in text:
-        frames = [f for f in text.split("\r") if f.strip()]
-        text = frames[-1] if frames else ""
-    return text.rstrip()
-
-
-def decode_output(raw: bytes) -> str:
-    """A stretch of output as text, line by line as ``decode_line`` reads it."""
-    return "\n".join(decode_line(line) for line in raw.split(b"\n"))
-
-
 class FailureScanner:
-    """Streams output (whole lines, in blocks) and keeps the bounded list of lines that matter."""
+    """Streams output (``feed`` each read, then ``close``) and keeps the bounded list of lines that matter."""
 
     # Lines whose effect depends on nothing but themselves are remembered, so a flood of the same
     # line (a retry loop, a repeated warning) costs one set lookup a line.
@@ -122,25 +108,37 @@ class FailureScanner:
         self._ruff_code: str | None = None
         self._eslint_file: str | None = None
         self._last_line = b""
+        self._reader = LineReader()
 
-    def feed(self, block: bytes) -> None:
-        """Scan a block of complete lines (it may end without a newline only at end of output)."""
-        if block.endswith(b"\n"):
-            block = block[:-1]
+    def feed(self, chunk: bytes) -> None:
+        self._scan(self._reader.feed(chunk))
+
+    def close(self) -> None:
+        """The output has ended: scan its last line if it had no newline."""
+        self._scan(self._reader.flush())
+
+    def _scan(self, block: bytes) -> None:
+        """Scan a block of whole lines (the last may lack its newline at the end of the output)."""
         if not block:
             return
-        low = b"\n" + block.lower()
+        end = len(block) - block.endswith(b"\n")
+        low = block.lower()
         if not (self._traceback_left or self._panic or any(h in low for h in _BLOCK_HINTS)
+                or low.startswith((b"e   ", b"/"))
+                or any(gate in low and any(h in low for h in hints) for gate, hints in _GATED_HINTS)
                 or _RUFF_CONCISE_HINT.search(block)):
             # ruff's full format puts the code line before the " --> file" line, maybe in the next block.
-            self._last_line = block[block.rfind(b"\n") + 1 :][:_MAX_SCANNED_LINE]
+            self._last_line = block[block.rfind(b"\n", 0, end) + 1 : end][:_MAX_SCANNED_LINE]
             self._ruff_code = None
             return
         if self._last_line:
             m = _LINE.match(decode_line(self._last_line))
             self._ruff_code = f"{m.group('code')} {m.group('message')}" if m and m.lastgroup == "ruff" else None
             self._last_line = b""
-        for raw in block.split(b"\n"):
+        lines = block.split(b"\n")
+        if end < len(block):
+            lines.pop()  # what follows the block's last newline: nothing
+        for raw in lines:
             raw = raw[:_MAX_SCANNED_LINE]
             if raw in self._memo and not self._traceback_left and self._panic is None:
                 self._ruff_code = None
@@ -201,13 +199,6 @@ class FailureScanner:
                 self._keep(_GENERIC, line)
             return rule is None
         return False
-
-
-def extract_failures(output: str) -> list[str]:
-    """The lines that matter in a whole output already in memory."""
-    scanner = FailureScanner()
-    scanner.feed(output.encode("utf-8", "surrogateescape"))
-    return scanner.lines
 
 
 # ---- fingerprint ----------------------------------------------------------------------------

@@ -6,19 +6,21 @@ In Claude Code the session itself is the maker and none of this runs; the Stop h
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import ValidationError
 
-from . import claude_code, conditions, render
+from . import claude_code, process, render
 from .engine import MakerReport
 from .errors import MakerError
 from .models import Cost, Goal
 
 SUMMARY_CHARS = 4000
+# `claude -p --output-format json` prints one JSON object, its result the session's last message: kept
+# whole up to this many bytes.
+_RESULT_BYTES = 16 << 20
 
 
 class Maker(Protocol):
@@ -53,7 +55,7 @@ class CommandMaker:
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
         env = {**os.environ, "GOAL_HINT": hint, "GOAL_FILE": str(goal_file), "GOAL_ID": goal.goal_id,
                "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1)}
-        result = conditions.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env)
+        result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env)
         summary = result.tail
         failed = result.timed_out or result.exit_code != 0
         if failed:
@@ -82,20 +84,20 @@ class ClaudeMaker:
         return args + (["--model", model] if model else [])
 
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
-        try:
-            proc = subprocess.run(self.command(goal, hint), cwd=goal.project_root, capture_output=True, text=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL, env=claude_code.detached_env())
-        except subprocess.TimeoutExpired:
+        out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
+        done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
+                           env=claude_code.detached_env())
+        if done.timed_out:
             return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
         try:
-            result = claude_code.PrintResult.model_validate_json(proc.stdout.strip() or "{}")
+            result = claude_code.PrintResult.model_validate_json(bytes(out.head).strip() or b"{}")
         except ValidationError:
-            tail = (proc.stderr or proc.stdout).strip()[-500:]
-            return MakerReport(summary=f"[claude -p exited {proc.returncode} without a result: {tail}]", failed=True)
+            tail = (err.last_text() if err.total else out.last_text()).strip()[-500:]
+            return MakerReport(summary=f"[claude -p exited {done.code} without a result: {tail}]", failed=True)
         return MakerReport(
             summary=(result.result or "")[-SUMMARY_CHARS:],
             cost=Cost(dollars=result.total_cost_usd, tokens=result.tokens),
             model=result.main_model,
-            failed=result.is_error or proc.returncode != 0,
+            failed=result.is_error or done.code != 0,
             session_id=result.session_id,
         )

@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import subprocess
 import tempfile
 import traceback
 from datetime import datetime
 from pathlib import Path
 
-from . import conditions, config
+from . import config, process
 from .log import log_error
 from .models import Goal, now_iso
 from .store import Store
@@ -142,24 +140,18 @@ def _commands(goal: Goal) -> list[str]:
 def _run(command: str, entry: dict, cwd: Path, timeout: float) -> None:
     env = {**os.environ, "GOAL_ID": entry["goalId"], "GOAL_STATE": entry["state"],
            "GOAL_STOP_REASON": entry["stopReason"] or "", "GOAL_OBJECTIVE": entry["objective"]}
-    # Output goes to a file, not a pipe: a background child that keeps a pipe open would hang us.
+    # Output goes to a file, not a pipe: what the command leaves running in the background is left
+    # alone, and cannot hang us by keeping a pipe open.
     with tempfile.TemporaryFile() as out:
         try:
-            proc = subprocess.Popen([conditions.user_shell(), "-c", command], cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            done = process.run(process.shell(command), cwd, out, env=env, timeout=timeout,
+                               input=(json.dumps(entry, ensure_ascii=False) + "\n").encode())
         except OSError as exc:
             log_error("notify", f"goal {entry['goalId']}: could not start the notify command {command!r}: {exc}")
             return
-        try:
-            proc.communicate((json.dumps(entry, ensure_ascii=False) + "\n").encode(), timeout=timeout)
-            problem = f"exited {proc.returncode}" if proc.returncode else None
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the shell and what it started
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
-            problem = f"timed out after {timeout:g}s and was killed"
+        # A timeout ends the whole group: the shell and what it started.
+        problem = (f"timed out after {timeout:g}s and was killed" if done.timed_out
+                   else f"exited {done.code}" if done.code else None)
         if problem:
             out.seek(0)
             said = out.read()[-_OUTPUT_LOGGED:].decode("utf-8", "replace").strip()

@@ -1,10 +1,15 @@
-"""Text a person reads: goal lists, status pages, one-line summaries."""
+"""Text a person reads: goal lists, status pages, one-line summaries, condition tables and progress."""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import ClassVar, TextIO
 
-from .models import Census, Goal, Integrity, parse_iso
+from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 
 
 def money(dollars: float) -> str:
@@ -163,3 +168,57 @@ def triage_item(item) -> str:
     lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "
                  f"`goal triage dismiss {item.triage_id}`")
     return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _result(e: ConditionEvidence) -> str:
+    return "TIMEOUT" if e.timed_out else "PASS" if e.passed else "FAIL"
+
+
+def evidence_table(evidence: list[ConditionEvidence]) -> str:
+    """A plain-text table: condition, result, duration, coverage, first failure line."""
+    header = ("#", "condition", "result", "duration", "coverage", "first failure")
+    rows = [header]
+    for e in evidence:
+        first = e.first_failure
+        rows.append((str(e.index), _clip(f"{e.type}: {e.command}", 48), _result(e), f"{e.duration_seconds:.2f}s",
+                     "-" if e.coverage is None else f"{e.coverage:.1f}%", _clip(first, 100) if not e.passed else ""))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(header) - 1)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1] for r in rows]
+    passed = sum(e.passed for e in evidence)
+    lines.append(f"{passed}/{len(evidence)} conditions pass")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+class LiveProgress:
+    """An ``on_progress`` for ``conditions.run_conditions`` that redraws one line a condition, with
+    its elapsed time, on a terminal. It draws nothing when the stream (stderr by default) is not a
+    terminal."""
+
+    _MARKS: ClassVar[dict[bool | None, str]] = {None: "…", True: "✓", False: "✗"}
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream or sys.stderr
+        self._drawn = 0
+        try:
+            self.enabled = self._stream.isatty()
+        except (AttributeError, ValueError):
+            self.enabled = False
+
+    def __call__(self, states: Sequence[tuple[int, str, float, bool | None]]) -> None:
+        if not self.enabled:
+            return
+        # One line each, never wrapped: the cursor moves back up by the number of lines drawn.
+        width = max(20, shutil.get_terminal_size().columns - 1)
+        out = [f"\x1b[{self._drawn}F"] if self._drawn else []
+        for index, command, elapsed, passed in states:
+            line = f"{self._MARKS[passed]} [{index}] {elapsed:6.1f}s  {command}"
+            out.append("\x1b[2K" + _clip(line, width) + "\n")
+        # A progress display that cannot write (closed terminal) must not stop the check itself.
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.write("".join(out))
+            self._stream.flush()
+            self._drawn = len(states)

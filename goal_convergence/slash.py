@@ -188,7 +188,7 @@ def _list(call: _Call) -> Reply:
 def _check(call: _Call) -> Reply:
     _no_flags(call)
     goal = _target(call, OPEN_STATES)
-    table = conditions.render_table(conditions.check_goal_conditions(goal))
+    table = render.evidence_table(conditions.check_goal_conditions(goal))
     return Reply(f"The checks of goal {goal.goal_id}, run now (not counted as an iteration):\n{table}\n\n"
                  f"Show these results to the user.")
 

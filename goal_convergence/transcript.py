@@ -10,7 +10,7 @@ A message whose lines straddle two reads must still count once, and the goal can
 an integer offset per file. So a read that may be followed by another (a Stop) holds the newest
 message back: it is left unread, and the returned offset points at its first line so the next read
 sees all of it. Only the last read of a session (``final``) counts everything. Standard library
-only (and cost.py): the hooks call this on every stop.
+only (and cost.py, lines.py): the hooks call this on every stop.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import cost
+from .lines import LineReader
 
 BLOCK = 4 << 20  # bytes per read() call: bounds memory on a first read of a very large file
 
@@ -102,10 +103,10 @@ def _complete_lines(fh, start: int) -> Iterator[tuple[int, bytes]]:
     """(offset, line without newline) for each newline-terminated line from ``start``; a partial
     last line (Claude Code still writing it) is left for the next read."""
     fh.seek(start)
-    pos, rest = start, b""
+    pos, reader = start, LineReader(max_line=None)  # a cut line would put the offsets out
     while block := fh.read(BLOCK):
-        lines = (rest + block).split(b"\n")
-        rest = lines.pop()
+        lines = reader.feed(block).split(b"\n")
+        lines.pop()  # what follows the last newline: nothing, or the partial line the reader holds
         for line in lines:
             yield pos, line
             pos += len(line) + 1

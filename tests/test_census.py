@@ -4,6 +4,7 @@ outputs of the other runners, JUnit XML, and the streaming contract (blocks of w
 from __future__ import annotations
 
 import os
+import random
 import shlex
 import shutil
 import sys
@@ -14,8 +15,9 @@ import pytest
 
 from goal_convergence import census as census_mod
 from goal_convergence.census import CensusScanner, collect, normalise_id, read_junit, runner_env
-from goal_convergence.conditions import _Capture, run_command, run_condition, run_conditions
+from goal_convergence.conditions import run_condition, run_conditions
 from goal_convergence.models import Census, StoppingCondition
+from goal_convergence.process import run_command
 
 SAMPLES = Path(__file__).parent / "samples"
 PY = shlex.quote(sys.executable)
@@ -35,12 +37,11 @@ def run(root: Path, command: str) -> Census | None:
 
 
 def scan(data: bytes, *cuts: int) -> Census | None:
-    """The census of ``data`` read in chunks cut at ``cuts``, assembled into lines as a condition's are."""
+    """The census of ``data`` read in pieces cut at ``cuts``, as a pipe may deliver it."""
     scanner = CensusScanner()
-    capture = _Capture(tests=scanner)
     for start, end in zip((0, *cuts), (*cuts, len(data)), strict=True):
-        capture.feed(data[start:end])
-    capture.close()
+        scanner.feed(data[start:end])
+    scanner.close()
     return scanner.result()
 
 
@@ -410,9 +411,22 @@ def test_the_census_is_the_same_wherever_the_output_is_cut(output):
     for cut in range(1, len(data)):
         c = scan(data, cut)
         assert (c, c.outcomes) == (whole, whole.outcomes), f"cut at {cut}: {data[:cut][-40:]!r}"
-    # And a line a block, so that blocks holding only lines without hints come between the others.
+    # And a line a read, so that reads holding only lines without hints come between the others; a byte a
+    # read; and random pieces.
     c = scan(data, *(i + 1 for i, byte in enumerate(data[:-1]) if byte == ord("\n")))
     assert (c, c.outcomes) == (whole, whole.outcomes)
+    c = scan(data, *range(1, len(data)))
+    assert (c, c.outcomes) == (whole, whole.outcomes)
+    rng = random.Random(11)
+    for _ in range(100):
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(2, 40))))
+        c = scan(data, *cuts)
+        assert (c, c.outcomes) == (whole, whole.outcomes), cuts
+
+
+def test_the_last_line_counts_without_its_newline():
+    assert summary(scan(b"collected 1 item\n\n==== 1 passed in 0.01s ====")) == (
+        "pytest", 1, 1, 0, 0, 0, 0, 0)
 
 
 def test_blocks_without_hints_are_not_split_into_lines(monkeypatch):

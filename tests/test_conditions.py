@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import select
 import shlex
 import subprocess
 import sys
@@ -15,20 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.conditions import (
-    HEAD_BYTES,
-    TAIL_BYTES,
-    LiveProgress,
-    check_goal_conditions,
-    render_table,
-    run_command,
-    run_condition,
-    run_conditions,
-    user_shell,
-)
+from goal_convergence.conditions import check_goal_conditions, run_condition, run_conditions
 from goal_convergence.errors import GoalConvergenceError, InvalidInput
-from goal_convergence.extract import PASS_FINGERPRINT, extract_failures
-from goal_convergence.models import Budget, ConditionEvidence, Goal, OracleConfig, StoppingCondition, now_iso
+from goal_convergence.extract import PASS_FINGERPRINT, FailureScanner
+from goal_convergence.models import Budget, Goal, OracleConfig, StoppingCondition, now_iso
+from goal_convergence.process import HEAD_BYTES, TAIL_BYTES
 
 SAMPLES = Path(__file__).parent / "samples"
 PY = shlex.quote(sys.executable)
@@ -106,12 +95,8 @@ def test_the_shell_runs_in_the_root_with_no_stdin_in_its_own_process_group(tmp_p
 
 def test_the_users_shell_is_used_when_it_can_run(monkeypatch, tmp_path):
     monkeypatch.setenv("SHELL", "/bin/bash")
-    assert user_shell() == "/bin/bash"
     assert run_condition(cond("echo ${BASH_VERSION:+bash}"), 0, tmp_path).output_head == "bash\n"
     monkeypatch.setenv("SHELL", str(tmp_path / "no-such-shell"))
-    assert user_shell() == "/bin/sh"
-    monkeypatch.delenv("SHELL")
-    assert user_shell() == "/bin/sh"
     assert run_condition(cond("echo fine"), 0, tmp_path).passed
 
 
@@ -243,23 +228,26 @@ def test_same_failures_in_two_real_runs_with_different_timings_give_one_fingerpr
 def test_a_sample_streamed_through_a_pipe_gives_the_same_lines_as_in_memory(tmp_path):
     sample = SAMPLES / "pytest_fail.txt"
     e = run_condition(cond(f"cat {shlex.quote(str(sample))}; exit 1"), 0, tmp_path)
-    assert e.failure_lines == extract_failures(sample.read_text())
+    scanner = FailureScanner()
+    scanner.feed(sample.read_bytes())
+    scanner.close()
+    assert e.failure_lines == scanner.lines
 
 
-def test_run_command_for_makers_passes_env_and_keeps_the_last_output(tmp_path):
-    env = {**os.environ, "GOAL_HINT": "fix it"}
-    result = run_command("echo start; echo hint=$GOAL_HINT; exit 3", tmp_path, env=env)
-    assert (result.exit_code, result.timed_out, result.output_bytes) == (3, False, 18)
-    assert result.tail == result.head == "start\nhint=fix it\n"
-    long = run_command(f"{PY} -c \"print('x' * 20000); print('the end')\"", tmp_path)
-    assert len(long.head) == HEAD_BYTES and long.tail.endswith("x\nthe end\n") and len(long.tail) <= TAIL_BYTES
-    slow = run_command("sleep 30", tmp_path, timeout=0.3)
-    assert slow.timed_out and slow.duration_seconds < 2.5
-
-
-def test_run_command_in_a_missing_folder_says_what_to_do(tmp_path):
-    with pytest.raises(GoalConvergenceError, match="check that the folder exists"):
-        run_command("true", tmp_path / "missing")
+def test_a_slow_writer_cutting_its_lines_anywhere_gives_the_same_evidence(tmp_path):
+    # A writer that flushes mid-line and mid-character, pausing so that each piece is a read of its own.
+    data = "".join((SAMPLES / name).read_text() for name in ("jest_fail.txt", "jest_coverage.txt"))
+    script = ("import sys, time\n"
+              f"data = {data.encode()!r}\n"
+              "for i in range(0, len(data), 97):\n"
+              "    sys.stdout.buffer.write(data[i:i + 97]); sys.stdout.flush(); time.sleep(0.002)\n"
+              "sys.exit(1)\n")
+    (tmp_path / "slow.py").write_text(script)
+    (tmp_path / "out.txt").write_text(data)
+    slow = run_condition(cond(f"{PY} slow.py", "coverage_threshold", threshold=10), 0, tmp_path)
+    whole = run_condition(cond("cat out.txt; exit 1", "coverage_threshold", threshold=10), 0, tmp_path)
+    assert (slow.failure_lines, slow.coverage, slow.fingerprint) == (whole.failure_lines, 25.0, whole.fingerprint)
+    assert "Expected: 90" in slow.failure_lines
 
 
 # ---- coverage ---------------------------------------------------------------------------------
@@ -344,44 +332,3 @@ def test_an_interrupt_stops_the_running_conditions_at_once(tmp_path):
         run_conditions([cond("echo $$ > shell.pid; sleep 60")], tmp_path, on_progress=interrupt)
     assert time.monotonic() - start < 3
     assert gone_by(int(wait_for_file(tmp_path / "shell.pid")), start + 3)
-
-
-def test_render_table():
-    evidence = [
-        ConditionEvidence(index=0, type="test_pass", command="pytest -q", passed=True, duration_seconds=1.234),
-        ConditionEvidence(index=1, type="lint_clean", command="ruff check .", passed=False, exit_code=1,
-                          failure_lines=["a.py:1:8: F401 `os` imported but unused", "Found 1 error."]),
-        ConditionEvidence(index=2, type="test_pass", command="sleep 99", passed=False, timed_out=True,
-                          duration_seconds=2.0, error="timed out after 1s"),
-        ConditionEvidence(index=3, type="coverage_threshold", command="pytest --cov", passed=False, exit_code=0,
-                          coverage=72.456, error="coverage 72.456% is below the threshold 80%"),
-    ]
-    table = render_table(evidence).splitlines()
-    assert table[0].split() == ["#", "condition", "result", "duration", "coverage", "first", "failure"]
-    assert table[1].split()[:5] == ["0", "test_pass:", "pytest", "-q", "PASS"]
-    assert "1.23s" in table[1]
-    assert "FAIL" in table[2] and table[2].endswith("a.py:1:8: F401 `os` imported but unused")
-    assert "TIMEOUT" in table[3] and table[3].endswith("timed out after 1s")
-    assert "72.5%" in table[4] and table[4].endswith("below the threshold 80%")
-    assert table[-1] == "1/4 conditions pass"
-
-
-def test_live_progress_draws_on_a_terminal_only(tmp_path):
-    plain = io.StringIO()
-    LiveProgress(plain)([(0, "pytest", 1.0, None)])
-    assert plain.getvalue() == ""
-
-    leader, follower = os.openpty()
-    with os.fdopen(follower, "w", encoding="utf-8") as tty:
-        progress = LiveProgress(tty)
-        assert progress.enabled
-        progress([(0, "pytest -q", 0.1, None), (1, "ruff check .", 0.1, None)])
-        progress([(0, "pytest -q", 1.5, True), (1, "ruff check .", 0.2, False)])
-    drawn = b""
-    while drawn.count(b"\n") < 4 and select.select([leader], [], [], 2)[0]:
-        drawn += os.read(leader, 65536)
-    os.close(leader)
-    text = drawn.decode()
-    assert "… [0]    0.1s  pytest -q" in text
-    assert "\x1b[2F" in text  # back up over the two lines drawn before
-    assert "✓ [0]    1.5s  pytest -q" in text and "✗ [1]    0.2s  ruff check ." in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -83,15 +84,53 @@ def test_streamed_go_packages_keep_only_the_lowest():
     assert streamed.text().count("\n") < 5
 
 
-def test_the_istanbul_total_row_counts_in_whatever_read_it_arrives():
-    from goal_convergence.coverage import CoverageLines, parse_coverage
+def streamed(data: bytes, *cuts: int, regex: str | None = None) -> float | None:
+    """The coverage of ``data`` read in pieces cut at ``cuts``, as a pipe may deliver it."""
+    lines = CoverageLines(regex)
+    for start, end in zip((0, *cuts), (*cuts, len(data)), strict=True):
+        lines.feed(data[start:end])
+    lines.close()
+    return parse_coverage(lines.text(), regex)
 
+
+def test_the_istanbul_total_row_counts_in_whatever_read_it_arrives():
     output = (b"File      | % Stmts | % Branch | % Funcs | % Lines |\n"
               b"All files |   91.2 |   80 |   90 |   88.8 |\n" + b" src/m.js |  100 |  100 |  100 |  100 |\n" * 3)
+    row = output.index(b"All files")
+    assert streamed(output, row, output.index(b"\n", row) + 1) == 88.8  # the row in a read of its own
     for cut in range(1, len(output)):
-        lines = CoverageLines()
-        head, tail = output[:cut], output[cut:]
-        whole = head.rfind(b"\n") + 1  # blocks of whole lines, as the runner feeds them
-        lines.feed(head[:whole])
-        lines.feed(head[whole:] + tail)
-        assert parse_coverage(lines.text(), None) == 88.8, cut
+        assert streamed(output, cut) == 88.8, cut
+
+
+def test_the_llvm_cov_header_counts_in_whatever_read_it_arrives():
+    data = (SAMPLES / "cargo_llvm_cov.txt").read_bytes()
+    header = data.index(b"Filename")
+    assert streamed(data, header, data.index(b"\n", header) + 1) == 79.17
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("coverage_py.txt", 67.0), ("coverage_py_branch.txt", 62.5), ("pytest_cov.txt", 67.0),
+    ("jest_coverage.txt", 25.0), ("vitest_coverage.txt", 20.0), ("go_test_cover.txt", 72.4),
+    ("go_tool_cover_func.txt", 82.4), ("lcov_summary.txt", 69.2), ("cargo_llvm_cov.txt", 79.17),
+    ("tarpaulin.txt", 78.57),
+])
+def test_the_figure_is_the_same_wherever_the_output_is_cut(name, expected):
+    data = (SAMPLES / name).read_bytes()
+    for cut in range(1, len(data)):
+        assert streamed(data, cut) == expected, f"cut at {cut}: {data[:cut][-40:]!r}"
+    assert streamed(data, *(i + 1 for i, byte in enumerate(data[:-1]) if byte == ord("\n"))) == expected
+    assert streamed(data, *range(1, len(data))) == expected
+    rng = random.Random(3)
+    for _ in range(50):
+        assert streamed(data, *sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 12)))) == expected
+
+
+def test_a_coverage_regex_reads_streamed_lines_whole():
+    data = "Überdeckung: 87,5 % – lines covered: 91.5 percent\n".encode()
+    regex = r"covered: ([\d.]+) percent"
+    for cut in range(1, len(data)):  # through the two-byte Ü and the three-byte dash too
+        assert streamed(data, cut, regex=regex) == 91.5, cut
+
+
+def test_the_last_line_counts_without_its_newline():
+    assert streamed(b"Name    Stmts   Miss  Cover\nTOTAL      10      2    80%") == 80.0

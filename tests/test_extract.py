@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,6 @@ from goal_convergence.extract import (
     MAX_LINES,
     PASS_FINGERPRINT,
     FailureScanner,
-    decode_line,
-    extract_failures,
     fingerprint,
 )
 
@@ -24,8 +23,18 @@ def sample(name: str) -> str:
     return (SAMPLES / name).read_text()
 
 
+def failures(output: str | bytes, *cuts: int) -> list[str]:
+    """The failure lines of ``output`` read in pieces cut at ``cuts``, as a pipe may deliver it."""
+    data = output.encode() if isinstance(output, str) else output
+    scanner = FailureScanner()
+    for start, end in zip((0, *cuts), (*cuts, len(data)), strict=True):
+        scanner.feed(data[start:end])
+    scanner.close()
+    return scanner.lines
+
+
 def test_pytest_ids_first_then_assertions_then_summary():
-    lines = extract_failures(sample("pytest_fail.txt"))
+    lines = failures(sample("pytest_fail.txt"))
     assert lines[:4] == [
         "FAILED tests/test_calc.py::test_add_wrong - assert 4 == 5",
         "FAILED tests/test_calc.py::test_div_zero - ZeroDivisionError: division by zero",
@@ -39,7 +48,7 @@ def test_pytest_ids_first_then_assertions_then_summary():
 
 
 def test_unittest_ids_and_the_last_line_of_each_traceback():
-    assert extract_failures(sample("unittest_fail.txt")) == [
+    assert failures(sample("unittest_fail.txt")) == [
         "ERROR: test_parse (tests.test_unit.CalcTest.test_parse)",
         "FAIL: test_add_wrong (tests.test_unit.CalcTest.test_add_wrong)",
         "ValueError: invalid literal for int() with base 10: 'x'",
@@ -49,7 +58,7 @@ def test_unittest_ids_and_the_last_line_of_each_traceback():
 
 
 def test_jest():
-    lines = extract_failures(sample("jest_fail.txt"))
+    lines = failures(sample("jest_fail.txt"))
     assert lines[:5] == [
         "FAIL src/cart.test.js",
         "✕ discount takes ten percent off (3 ms)",
@@ -63,7 +72,7 @@ def test_jest():
 
 
 def test_vitest():
-    lines = extract_failures(sample("vitest_fail.txt"))
+    lines = failures(sample("vitest_fail.txt"))
     assert "× cart > discount takes ten percent off 14ms" in lines
     assert "FAIL src/cart.test.js > cart > total of an empty cart" in lines
     assert "AssertionError: expected 91 to be 90 // Object.is equality" in lines
@@ -72,7 +81,7 @@ def test_vitest():
 
 
 def test_go_test():
-    lines = extract_failures(sample("go_test_fail.txt"))
+    lines = failures(sample("go_test_fail.txt"))
     assert lines[:3] == ["--- FAIL: TestTotal (0.00s)", "--- FAIL: TestDiscount (0.00s)",
                          "--- FAIL: TestDiscount/ten_percent (0.00s)"]
     assert "cart_test.go:31: Discount(100, 10) = 91, want 90" in lines
@@ -82,7 +91,7 @@ def test_go_test():
 
 
 def test_cargo_test_joins_the_panic_place_and_message():
-    lines = extract_failures(sample("cargo_test_fail.txt"))
+    lines = failures(sample("cargo_test_fail.txt"))
     assert lines[:2] == ["test tests::it_parses ... FAILED", "test tests::it_adds_wrong ... FAILED"]
     assert ("thread 'tests::it_adds_wrong' (10498) panicked at src/lib.rs:20:9: assertion `left == right` failed"
             in lines)
@@ -94,7 +103,7 @@ def test_cargo_test_joins_the_panic_place_and_message():
 
 @pytest.mark.parametrize("name", ["ruff_full.txt", "ruff_concise.txt"])
 def test_ruff_both_formats_give_file_line_col_code(name):
-    lines = extract_failures(sample(name))
+    lines = failures(sample(name))
     findings = [line for line in lines if line.startswith("a.py:")]
     assert [f.split(" ")[:2] for f in findings] == [
         ["a.py:1:8:", "F401"], ["a.py:6:13:", "E711"], ["a.py:8:5:", "E741"]]
@@ -109,7 +118,7 @@ def test_ruff_full_format_across_a_block_that_is_skipped():
 
 
 def test_eslint_findings_carry_their_file():
-    lines = extract_failures(sample("eslint.txt"))
+    lines = failures(sample("eslint.txt"))
     assert lines[0] == ("/home/dev/shop/src/app.js:1:7: error 'unused' is assigned a value but never used "
                         "no-unused-vars")
     assert "/home/dev/shop/src/app.js:3:3: warning Unexpected console statement no-console" in lines
@@ -120,7 +129,7 @@ def test_eslint_findings_carry_their_file():
 
 @pytest.mark.parametrize("name", ["tsc.txt", "tsc_pretty.txt"])
 def test_tsc_plain_and_pretty(name):
-    lines = extract_failures(sample(name))
+    lines = failures(sample(name))
     assert [line for line in lines if "TS2" in line] == [
         line for line in lines if line.startswith("ts/price.ts")
     ]
@@ -131,26 +140,20 @@ def test_tsc_plain_and_pretty(name):
 
 def test_generic_fallback_only_when_no_runner_matched():
     output = "step 1 ok\nConnection refused: the database is down (error 111)\nsummary: 0 errors in config\n"
-    assert extract_failures(output) == ["Connection refused: the database is down (error 111)"]
+    assert failures(output) == ["Connection refused: the database is down (error 111)"]
     # A runner's own line wins over the generic ones.
     with_runner = output + "FAILED tests/test_db.py::test_connect\n"
-    assert extract_failures(with_runner) == ["FAILED tests/test_db.py::test_connect"]
+    assert failures(with_runner) == ["FAILED tests/test_db.py::test_connect"]
 
 
 def test_nothing_from_a_passing_run():
-    assert extract_failures("collected 3 items\n\ntests/test_a.py ...  [100%]\n\n==== 3 passed in 0.02s ====\n") == []
-
-
-def test_colours_progress_redraws_and_nuls_are_cleaned():
-    assert decode_line(b"\x1b[31mFAILED\x1b[0m tests/test_a.py::test_x\r\n") == "FAILED tests/test_a.py::test_x"
-    assert decode_line(b" 10%\r 50%\r100% done\n") == "100% done"
-    assert decode_line(b"a\x00b \xff\xfe c") == "ab \ufffd\ufffd c"
+    assert failures("collected 3 items\n\ntests/test_a.py ...  [100%]\n\n==== 3 passed in 0.02s ====\n") == []
 
 
 def test_kept_lines_are_bounded_in_count_and_length():
     output = "".join(f"FAILED tests/test_a.py::test_{i} - {'x' * 1000}\n" for i in range(1000))
     output += "".join(f"E   assert {i} == -1\n" for i in range(1000))
-    lines = extract_failures(output)
+    lines = failures(output)
     ids = [line for line in lines if line.startswith("FAILED")]
     assert len(ids) == MAX_ID_LINES, "failing test ids get a bound of their own"
     assert len(lines) - len(ids) == MAX_LINES, "detail lines keep the smaller bound"
@@ -164,17 +167,55 @@ def test_streaming_in_blocks_gives_the_same_lines_as_the_whole_output():
     scanner = FailureScanner()
     for i in range(0, len(lines), 3):
         scanner.feed(b"".join(lines[i : i + 3]))
-    assert scanner.lines == extract_failures(text)
+    scanner.close()
+    assert scanner.lines == failures(text)
+
+
+STREAMED = ["pytest_fail.txt", "unittest_fail.txt", "jest_fail.txt", "vitest_fail.txt", "go_test_fail.txt",
+            "cargo_test_fail.txt", "ruff_full.txt", "ruff_concise.txt", "eslint.txt", "tsc_pretty.txt"]
+
+
+@pytest.mark.parametrize("name", STREAMED)
+def test_the_lines_are_the_same_wherever_the_output_is_cut(name):
+    data = (SAMPLES / name).read_bytes()
+    whole = failures(data)
+    assert whole
+    for cut in range(1, len(data)):  # through lines, and through the UTF-8 of ✕, ●, × and ✖
+        assert failures(data, cut) == whole, f"cut at {cut}: {data[:cut][-40:]!r}"
+    # A line a read, so that reads without any hint of a failure come between the others; and a byte a read.
+    assert failures(data, *(i + 1 for i, byte in enumerate(data[:-1]) if byte == ord("\n"))) == whole
+    assert failures(data, *range(1, len(data))) == whole
+
+
+def test_the_lines_are_the_same_in_random_pieces():
+    data = b"".join((SAMPLES / name).read_bytes() for name in STREAMED)
+    whole = failures(data)
+    rng = random.Random(7)
+    for _ in range(200):
+        cuts = sorted(rng.sample(range(1, len(data)), rng.randint(2, 60)))
+        assert failures(data, *cuts) == whole, cuts
+
+
+def test_the_last_line_counts_without_its_newline():
+    assert failures("collected 2 items\nFAILED tests/test_a.py::test_x - assert 0") == [
+        "FAILED tests/test_a.py::test_x - assert 0"]
+
+
+def test_a_line_longer_than_any_read_is_one_line():
+    long = b"FAILED tests/test_a.py::test_x - " + b"x" * 200_000 + b"\nok\n"
+    whole = failures(long)
+    assert whole == [("FAILED tests/test_a.py::test_x - " + "x" * 300)[:300]]
+    assert failures(long, *range(1000, len(long), 1000)) == whole
 
 
 def test_repeated_identical_lines_are_kept_once():
-    assert extract_failures("E   assert error\n" * 10_000 + "FAILED t.py::x\n") == ["FAILED t.py::x", "E assert error"]
+    assert failures("E   assert error\n" * 10_000 + "FAILED t.py::x\n") == ["FAILED t.py::x", "E assert error"]
 
 
 # ---- fingerprints ---------------------------------------------------------------------------
 
 def _pytest_run(seconds: str, tmp: str, address: str, passed: int, line: int) -> list[str]:
-    return extract_failures(
+    return failures(
         f"tmp = {tmp}\n"
         f"tests/test_calc.py:{line}: AssertionError\n"
         f"E       assert <calc.Box object at {address}> == 3\n"

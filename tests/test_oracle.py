@@ -11,7 +11,7 @@ import pytest
 
 from goal_convergence import cost, oracle
 from goal_convergence.errors import InvalidInput, OracleError, OracleUnavailable, PriceUnknown
-from goal_convergence.extract import extract_failures
+from goal_convergence.extract import FailureScanner
 from goal_convergence.models import (Baseline, Census, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue,
                                      Iteration, OracleConfig, StoppingCondition, Verdict, new_id, now_iso)
 from goal_convergence.oracle import JudgeError, OracleInput, build_input, get_oracle
@@ -249,7 +249,10 @@ def test_a_huge_failing_run_stays_small_and_names_every_failing_test(project):
                      "===== 500 failed, 20 passed in 9.1s ====="])
     # The failure lines as the runner's scanner finds them, all of them: its own cap is its business.
     lines = [line for line in log.splitlines() if line.startswith(("FAILED", "E ", "====="))]
-    assert len(extract_failures(log)) > 0
+    scanner = FailureScanner()
+    scanner.feed(log.encode())
+    scanner.close()
+    assert scanner.lines
     evidence = RED.model_copy(update={"failure_lines": lines + lines, "output_tail": log[-8192:],
                                       "output_head": log[:4096]})
     built = build_input(make_goal(project), [evidence, GREEN.model_copy(update={"index": 1})], "x" * 100_000)

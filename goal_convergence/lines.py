@@ -1,0 +1,78 @@
+"""Streamed output as lines: whole lines out of reads cut anywhere, and one line as text.
+
+A pipe hands output over in reads that cut lines, and UTF-8 characters, at any byte. Every
+consumer of streamed output (the failure, coverage and census scanners) reads it through a
+``LineReader``, so a line that straddles two reads is still one line and what a consumer finds
+does not depend on where the reads were cut. Lines are handed on in blocks, not one by one: a
+scanner skips a block holding nothing of interest without splitting it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The longest line kept whole. Every consumer cuts its lines far shorter, so a line cut here reads
+# the same as whole; memory stays bounded under output that never prints a newline.
+MAX_LINE = 1 << 16
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+
+
+class LineReader:
+    """Turns reads of any size, cut anywhere, into blocks of whole lines.
+
+    A line longer than ``max_line`` bytes keeps its first ``max_line``; the rest of it, up to its
+    newline, is dropped. None keeps every line whole (a reader that counts byte offsets)."""
+
+    def __init__(self, max_line: int | None = MAX_LINE) -> None:
+        self._max = max_line
+        self._carry = b""  # the unfinished last line
+        self._dropping = False  # the unfinished line is already cut: drop until its newline
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The lines that ``chunk`` completes, each with its newline; b"" when it completes none."""
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            self._hold(chunk)
+            return b""
+        start = 0
+        if self._dropping:
+            start, self._dropping = chunk.find(b"\n"), False
+        if self._carry:
+            block, self._carry = self._carry + memoryview(chunk)[start:cut], b""
+        else:
+            block = chunk[start:cut]
+        if cut < len(chunk):
+            self._hold(chunk[cut:])
+        return block
+
+    def flush(self) -> bytes:
+        """The output's last line when it does not end with a newline (b"" otherwise); the reader
+        is then empty, as new."""
+        last, self._carry, self._dropping = self._carry, b"", False
+        return last
+
+    def _hold(self, part: bytes) -> None:
+        if self._dropping:
+            return
+        if self._max is not None and len(part) > (room := self._max - len(self._carry)):
+            part, self._dropping = part[:room], True
+        self._carry += part
+
+
+def decode_line(raw: bytes) -> str:
+    """One output line as text: invalid UTF-8 replaced, NULs, colours and progress redraws gone."""
+    text = raw.decode("utf-8", "replace").replace("\x00", "")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    text = text.rstrip("\r\n")
+    # A progress bar redraws its line with \r: what a terminal would show is the last frame.
+    if "\r" in text:
+        frames = [f for f in text.split("\r") if f.strip()]
+        text = frames[-1] if frames else ""
+    return text.rstrip()
+
+
+def decode_output(raw: bytes) -> str:
+    """A stretch of output as text, line by line as ``decode_line`` reads it."""
+    return "\n".join(decode_line(line) for line in raw.split(b"\n"))
