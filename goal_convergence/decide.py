@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from . import budget
 from .models import Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Verdict
@@ -111,8 +110,7 @@ def judge_errors_in_a_row(history: list[Iteration]) -> int:
     return run
 
 
-def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetime,
-           stuck_cap: int | None = None) -> Decision:
+def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: int | None = None) -> Decision:
     """Converge, continue with a hint, re-check, or stop with a stop reason.
 
     ``goal.spent`` must already include this iteration (its number, time and cost).
@@ -150,6 +148,8 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetim
         notes.append("the next oracle call could not be paid for within the dollar or token budget")
         return stop("budget-exhausted")
     if evidence.judge_error and judge_errors_in_a_row(goal.history) + 1 >= JUDGE_ERRORS_TO_STOP:
+        notes.append(f"the oracle could not judge {JUDGE_ERRORS_TO_STOP} iterations in a row, the last time: "
+                     f"{evidence.judge_error}; fix that, then `goal resume {goal.goal_id}`")
         return stop("judge-error")
     spent = budget.exhausted(goal)
     blocker = classify_blocker(evidence.maker_summary) or ("run_failed" if evidence.maker_failed else None)

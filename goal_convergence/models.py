@@ -48,7 +48,7 @@ Timestamp = Annotated[str, Field(pattern=TIMESTAMP_PATTERN)]
 NonNegFloat = Annotated[float, Field(ge=0)]
 NonNegInt = Annotated[Int, Field(ge=0)]
 
-# DESIGN.md: every end of a run has one stop reason, and that is the headless runner's exit code.
+# Every end of a run has one stop reason, and that is the headless runner's exit code.
 EXIT_CODES: dict[str, int] = {
     "converged": 0,
     "unfixable": 1,
