@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,25 +12,13 @@ from goal_convergence import engine, goals
 from goal_convergence.errors import OracleError, OracleUnavailable, PriceUnknown
 from goal_convergence.models import (Budget, ConditionEvidence, Cost, Goal, Integrity, IntegrityIssue, TriageItem,
                                      Verdict)
+from tests.fakes import Clock, FakeOracle
 
-T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 YES = Verdict(converged=True, reasons=["the objective is met"])
-ORACLE_CALL = Cost(dollars=0.01, tokens=100)
 
 
 def no(hint: str = "fix add() in calc.py") -> Verdict:
     return Verdict(converged=False, reasons=["add() still subtracts"], next_hint=hint)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.at = T0
-
-    def now(self) -> datetime:
-        return self.at
-
-    def advance(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
 
 
 class Checks:
@@ -68,37 +55,6 @@ class Tree:
 
     def __call__(self, root) -> str:
         return self.prints.pop(0) if len(self.prints) > 1 else self.prints[0]
-
-
-@dataclass
-class Judgement:
-    verdict: Verdict
-    cost: Cost
-    notes: list[str] = field(default_factory=list)
-
-
-class FakeOracle:
-    """Answers with scripted verdicts (or raises scripted errors); keeps what it was asked in ``history``."""
-
-    name = "fake"
-
-    def __init__(self, estimate: float = 0.001) -> None:
-        self.script: list[Verdict | Exception] = []
-        self.history: list[dict] = []
-        self.estimate = estimate
-
-    def enqueue(self, *answers: Verdict | Exception) -> None:
-        self.script.extend(answers)
-
-    def estimate_cost(self, oracle_input: dict) -> float:
-        return self.estimate
-
-    def judge(self, oracle_input: dict) -> Judgement:
-        self.history.append(oracle_input)
-        answer = self.script.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        return Judgement(answer, ORACLE_CALL)
 
 
 @dataclass
