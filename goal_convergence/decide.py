@@ -15,6 +15,9 @@ from . import budget
 from .models import Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Verdict
 
 JUDGE_ERRORS_TO_STOP = 3
+# A judge error is no fault of the maker's, who is told so and not sent looking for one.
+JUDGE_ERROR_HINT = ("Every check passes, but the oracle could not judge this run; there is nothing to change for "
+                    "that: stop again and it is asked again.")
 
 _BLOCKERS: list[tuple[Blocker, re.Pattern[str]]] = [
     ("needs_user_input", re.compile(
@@ -135,6 +138,8 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
     if guarded:
         assert evidence.integrity is not None
         hint = hint_from_integrity(evidence.integrity)
+    elif is_green and verdict is None and evidence.judge_error:
+        hint = JUDGE_ERROR_HINT
     else:
         hint = (verdict.next_hint if verdict is not None else "") or hint_from_failures(evidence)
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goal_convergence import budget
-from goal_convergence.decide import Evidence, classify_blocker, decide, no_progress
+from goal_convergence.decide import JUDGE_ERROR_HINT, Evidence, classify_blocker, decide, no_progress
 from goal_convergence.models import (
     Budget,
     ConditionEvidence,
@@ -137,7 +137,10 @@ def test_no_verdict_never_converges_and_three_judge_errors_stop():
     # the escalation shows the last notes: they say what went wrong and what to do
     assert "no API key: set ANTHROPIC_API_KEY" in d.notes[-1] and "goal resume goal-abcd1234" in d.notes[-1]
     one = make_goal(history=[iteration(1, "a", judge_error="x")])
-    assert decide(one, evidence([True, True], tree="c", judge_error="x"), None).action == "continue"
+    again = decide(one, evidence([True, True], tree="c", judge_error="x"), None)
+    assert again.action == "continue" and again.hint == JUDGE_ERROR_HINT  # not "the goal is not judged met"
+    red = decide(one, evidence([True, False], tree="c", judge_error="x"), None)
+    assert red.action == "continue" and "FAILED test_1" in red.hint
 
 
 def test_unfixable_stops():
