@@ -7,7 +7,7 @@ maker whose work was already recorded (the pending iteration) is not run again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from . import budget, engine, goals
 from .makers import Maker
