@@ -6,8 +6,8 @@ maker whose work was already recorded (the pending iteration) is not run again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from . import budget, engine, goals
 from .makers import Maker

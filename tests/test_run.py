@@ -91,7 +91,8 @@ def goal(*args: str) -> Ran:
 
 
 def goal_process(*args: str, env: dict, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*GOAL, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run([*GOAL, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          check=False)
 
 
 def new_goal(*flags: str) -> str:
