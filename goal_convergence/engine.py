@@ -142,7 +142,8 @@ def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, roo
         first = ev.passed
         ev.passed = first and second.passed
         notes.append(
-            f"condition [{ev.index}] flipped ({'pass' if before[ev.index] else 'fail'} -> {'pass' if first else 'fail'}) "
+            f"condition [{ev.index}] flipped ({'pass' if before[ev.index] else 'fail'} -> "
+            f"{'pass' if first else 'fail'}) "
             f"with no file change; re-run {'passed' if second.passed else 'failed'}: counted as "
             f"{'passing' if ev.passed else 'failing (flaky)'}"
         )
