@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from . import conditions, goals, heartbeat, makers, render, runner, triage
+from . import conditions, config, goals, heartbeat, makers, render, runner, triage
 from .errors import GoalConvergenceError
 from .index import OPEN_STATES
 from .models import EXIT_ERROR, TriageItem
@@ -110,6 +110,7 @@ def spec_from(objective: str, options: dict) -> goals.GoalSpec:
 @click.version_option(package_name="goal-convergence")
 def cli() -> None:
     """Keep a coding agent working on a goal until real checks pass and an independent oracle agrees."""
+    config.env_settings()  # a bad setting fails here, before any work (errors.py)
 
 
 @cli.command("new")

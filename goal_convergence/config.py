@@ -22,11 +22,18 @@ Project settings, all optional::
 
 The home's `config.toml` may say ``notify = "..."`` for every project; its other keys are left to
 whoever else keeps settings there (the home defaults to ~/.claude).
+
+And the environment's, read by ``env_settings`` (validated where a command or a hook starts; errors.py):
+GOAL_CONVERGENCE_ORACLE_TIMEOUT (seconds one oracle call may take, default 120),
+GOAL_CONVERGENCE_ORACLE_RETRIES (retries of a call that failed with 429, 5xx, 529 or a timeout, default 4)
+and GOAL_CONVERGENCE_NOTIFY_TIMEOUT (seconds a notify command may run, default 10).
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -123,3 +130,35 @@ def home_config() -> HomeConfig:
     if not path.is_file():
         return HomeConfig()
     return _validated(HomeConfig, _read_toml(path), str(path))  # type: ignore[return-value]
+
+
+class EnvSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    oracle_timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)
+    oracle_retries: int = Field(default=4, ge=0)
+    notify_timeout: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+
+
+# Each setting's variable, and a good value for the error message to show.
+ENV_VARIABLES = {"oracle_timeout": ("GOAL_CONVERGENCE_ORACLE_TIMEOUT", "120"),
+                 "oracle_retries": ("GOAL_CONVERGENCE_ORACLE_RETRIES", "4"),
+                 "notify_timeout": ("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "10")}
+
+
+def env_settings() -> EnvSettings:
+    """The settings the environment gives (an unset or empty variable: the default). Raises
+    InvalidInput naming the variable when one is not valid."""
+    return _env_settings(tuple(os.environ.get(var, "").strip() for var, _ in ENV_VARIABLES.values()))
+
+
+@cache
+def _env_settings(raw: tuple[str, ...]) -> EnvSettings:
+    given = {name: value for name, value in zip(ENV_VARIABLES, raw, strict=True) if value}
+    try:
+        return EnvSettings.model_validate(given)
+    except ValidationError as exc:
+        name = str(exc.errors()[0]["loc"][0])
+        var, example = ENV_VARIABLES[name]
+        raise InvalidInput(f"{var}={given[name]!r} is not valid ({exc.errors()[0]['msg']}); unset it or set it to a "
+                           f"number like {var}={example}") from None

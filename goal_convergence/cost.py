@@ -2,8 +2,8 @@
 
 Prices are data (``data/prices.json``, USD per million tokens) that a user can override or extend
 with ``$GOAL_CONVERGENCE_HOME/prices.json``. An unknown model is an error, never a silent $0: a
-budget counted at zero would never stop a loop. Standard library only, because the Claude Code
-hooks import this on every stop.
+budget counted at zero would never stop a loop. The Stop hook meters a session's spend with this
+on every stop of a goal's session (the hooks' fast path, for sessions without a goal, never loads it).
 """
 
 from __future__ import annotations

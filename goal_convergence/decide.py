@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from . import budget
 from .models import Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Verdict
 
 JUDGE_ERRORS_TO_STOP = 3
+# A judge error is no fault of the maker's, who is told so and not sent looking for one.
+JUDGE_ERROR_HINT = ("Every check passes, but the oracle could not judge this run; there is nothing to change for "
+                    "that: stop again and it is asked again.")
 
 _BLOCKERS: list[tuple[Blocker, re.Pattern[str]]] = [
     ("needs_user_input", re.compile(
@@ -111,8 +113,7 @@ def judge_errors_in_a_row(history: list[Iteration]) -> int:
     return run
 
 
-def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetime,
-           stuck_cap: int | None = None) -> Decision:
+def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: int | None = None) -> Decision:
     """Converge, continue with a hint, re-check, or stop with a stop reason.
 
     ``goal.spent`` must already include this iteration (its number, time and cost).
@@ -137,6 +138,8 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetim
     if guarded:
         assert evidence.integrity is not None
         hint = hint_from_integrity(evidence.integrity)
+    elif is_green and verdict is None and evidence.judge_error:
+        hint = JUDGE_ERROR_HINT
     else:
         hint = (verdict.next_hint if verdict is not None else "") or hint_from_failures(evidence)
 
@@ -150,6 +153,8 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, now: datetim
         notes.append("the next oracle call could not be paid for within the dollar or token budget")
         return stop("budget-exhausted")
     if evidence.judge_error and judge_errors_in_a_row(goal.history) + 1 >= JUDGE_ERRORS_TO_STOP:
+        notes.append(f"the oracle could not judge {JUDGE_ERRORS_TO_STOP} iterations in a row, the last time: "
+                     f"{evidence.judge_error}; fix that, then `goal resume {goal.goal_id}`")
         return stop("judge-error")
     spent = budget.exhausted(goal)
     blocker = classify_blocker(evidence.maker_summary) or ("run_failed" if evidence.maker_failed else None)

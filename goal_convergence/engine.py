@@ -8,31 +8,40 @@ the iteration in flight and never counts one twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from . import budget, conditions, integrity, lifecycle, notify, oracle, tree, triage
 from .decide import Evidence, decide
-from .errors import InvalidInput, OracleError
+from .errors import JUDGE_ERRORS, InvalidInput
 from .goals import same_model
-from .models import (
-    ConditionEvidence,
-    Cost,
-    Decision,
-    Escalation,
-    Goal,
-    Integrity,
-    Iteration,
-    Pending,
-    Rerun,
-    Verdict,
-    now_iso,
-)
+from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun, Verdict,
+                     now_iso)
 from .store import Store
 
 MAX_RECHECKS = 2
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Edges:
+    """What an iteration touches besides the goal's own files: the real parts unless a test hands in fakes."""
+
+    run_conditions: Callable[..., list[ConditionEvidence]] = conditions.run_conditions
+    run_condition: Callable[..., ConditionEvidence] = conditions.run_condition
+    fingerprint: Callable[[Path], str] = tree.tree_fingerprint
+    inspect: Callable[..., Integrity | None] = integrity.inspect
+    get_oracle: Callable[..., Any] = oracle.get_oracle
+    build_input: Callable[..., Any] = oracle.build_input
+    file_escalation: Callable[..., Any] = triage.file_escalation
+    announce: Callable[..., Any] = notify.goal_ended
+    now: Callable[[], datetime] = _utc_now
 
 
 @dataclass
@@ -52,7 +61,23 @@ class Outcome:
     goal: Goal
     decision: Decision
     iteration: Iteration | None = None
-    triage_id: str | None = None
+
+    @property
+    def triage_id(self) -> str | None:
+        """The triage item of the goal's escalation, when it is escalated."""
+        esc = self.goal.escalation
+        return esc.triage_id if esc and self.goal.state == "escalated" else None
+
+
+@dataclass
+class Judged:
+    """What asking the oracle gave: a verdict, or why there is none (and what the asking cost)."""
+
+    verdict: Verdict | None = None
+    cost: Cost = field(default_factory=Cost)
+    error: str | None = None
+    unaffordable: bool = False  # the call could not have been paid for within the budget, so none was made
+    notes: list[str] = field(default_factory=list)
 
 
 def _check_independence(goal: Goal, model: str | None) -> None:
@@ -61,6 +86,12 @@ def _check_independence(goal: Goal, model: str | None) -> None:
             f"goal {goal.goal_id}: the maker runs {model}, the oracle's own model, so the judge is not independent; "
             f"switch the session's model (/model) or re-create the goal with another --oracle-model"
         )
+
+
+def check_oracle(goal: Goal, edges: Edges | None = None) -> None:
+    """Set the goal's oracle up without asking it anything, so a headless run that could never be
+    judged stops before its maker spends anything (raises OracleUnavailable or PriceUnknown)."""
+    (edges or Edges()).get_oracle(goal.oracle, goal)
 
 
 def record_maker(store: Store, goal_id: str, report: MakerReport, *, detach: bool = False,
@@ -87,13 +118,14 @@ def record_maker(store: Store, goal_id: str, report: MakerReport, *, detach: boo
             pending.maker_summary = report.summary if report.summary is not None else pending.maker_summary
             pending.maker_failed = report.failed
             goal.pending = pending
-        goal.active_since = None if detach else (goal.active_since or now_iso(now))
+        # Only an active goal runs a clock: a goal paused while its maker worked must not restart it.
+        goal.active_since = None if detach or goal.state != "active" else (goal.active_since or now_iso(now))
         return goal
 
     return store.update(Goal, goal_id, change)
 
 
-def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, root: Path) -> list[str]:
+def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, root: Path, edges: Edges) -> list[str]:
     """Re-run, once, each condition that flipped although no file changed; pass only if both runs pass."""
     if not goal.history or goal.history[-1].tree_fingerprint != tree_fp:
         return []
@@ -101,8 +133,7 @@ def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, roo
     flipped = [e for e in found if e.index in before and before[e.index] != e.passed]
     if not flipped:
         return []
-    again = {e.index: e for e in conditions.run_conditions(goal.stopping_conditions, root,
-                                                           only=[e.index for e in flipped])}
+    again = {e.index: e for e in edges.run_conditions(goal.stopping_conditions, root, only=[e.index for e in flipped])}
     notes = []
     for ev in flipped:
         second = again[ev.index]
@@ -111,7 +142,8 @@ def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, roo
         first = ev.passed
         ev.passed = first and second.passed
         notes.append(
-            f"condition [{ev.index}] flipped ({'pass' if before[ev.index] else 'fail'} -> {'pass' if first else 'fail'}) "
+            f"condition [{ev.index}] flipped ({'pass' if before[ev.index] else 'fail'} -> "
+            f"{'pass' if first else 'fail'}) "
             f"with no file change; re-run {'passed' if second.passed else 'failed'}: counted as "
             f"{'passing' if ev.passed else 'failing (flaky)'}"
         )
@@ -126,29 +158,30 @@ def _charge(goal: Goal, number: int, oracle_cost: Cost, now: datetime) -> None:
 
 
 def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root: Path,
-           preview: Goal, guard: Integrity | None) -> tuple[Verdict | None, Cost, str | None, bool, list[str]]:
+           preview: Goal, guard: Integrity | None, edges: Edges) -> Judged:
     """Ask the oracle, unless the call could not be paid for or the integrity guard already refuses
-    the run (no verdict could change that). Returns verdict, cost, error, unaffordable, notes."""
+    the run (no verdict could change that). Whatever keeps it from judging is a judge error (errors.py)."""
     if guard is not None and guard.blocks and all(e.passed for e in found):
-        return None, Cost(), None, False, ["the oracle was not asked: the integrity guard refuses this run"]
+        return Judged(notes=["the oracle was not asked: the integrity guard refuses this run"])
     try:
-        judge = oracle.get_oracle(goal.oracle, goal, rerun=lambda i: conditions.run_condition(
+        judge = edges.get_oracle(goal.oracle, goal, rerun=lambda i: edges.run_condition(
             goal.stopping_conditions[i], i, root))
-        oracle_input = oracle.build_input(goal, found, summary, guard)
+        oracle_input = edges.build_input(goal, found, summary, guard)
         left = budget.dollars_left(preview)
         if left is not None and judge.estimate_cost(oracle_input) > left:
-            return None, Cost(), None, True, []
+            return Judged(unaffordable=True)
         judgement = judge.judge(oracle_input)
-    except OracleError as exc:  # a judge error still costs what its failed attempts spent
-        return None, getattr(exc, "cost", None) or Cost(), str(exc), False, []
-    return judgement.verdict, judgement.cost, None, False, list(judgement.notes)
+    except JUDGE_ERRORS as exc:  # a judge error still costs what its failed attempts spent
+        return Judged(cost=getattr(exc, "cost", None) or Cost(), error=str(exc))
+    return Judged(verdict=judgement.verdict, cost=judgement.cost, notes=list(judgement.notes))
 
 
-def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, *, now: datetime | None = None,
-                  stuck_cap: int | None = None,
-                  on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None) -> Outcome:
+def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, *, stuck_cap: int | None = None,
+                  on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
+                  edges: Edges | None = None) -> Outcome:
     """Run one whole iteration for an active goal and persist it. ``maker`` is charged first."""
-    clock: Callable[[], datetime] = (lambda: now) if now else (lambda: datetime.now(UTC))
+    edges = edges or Edges()
+    clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
     if goal.state != "active":
         return Outcome(goal, Decision(action="stop", stop_reason=goal.stop_reason))
@@ -160,22 +193,21 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
     for _ in range(MAX_RECHECKS + 1):
-        found = conditions.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
-        tree_fp = tree.tree_fingerprint(root)
-        flip_notes = _confirm_flips(goal, found, tree_fp, root)
-        guard = integrity.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
+        found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
+        tree_fp = edges.fingerprint(root)
+        flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
+        guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
         preview = goal.model_copy(deep=True)
         _charge(preview, pending.number, oracle_cost, clock())
-        verdict, call_cost, judge_error, unaffordable, judge_notes = _judge(
-            goal, found, pending.maker_summary, root, preview, guard)
-        _charge(preview, pending.number, call_cost, clock())
-        oracle_cost = oracle_cost + call_cost
+        judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
+        _charge(preview, pending.number, judged.cost, clock())
+        oracle_cost = oracle_cost + judged.cost
         evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
-                            tree_after_judge=tree.tree_fingerprint(root) if verdict else None,
+                            tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
-                            judge_error=judge_error, unaffordable=unaffordable, integrity=guard,
-                            notes=notes + flip_notes + judge_notes)
-        decision = decide(preview, evidence, verdict, clock(), stuck_cap=stuck_cap)
+                            judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
+                            notes=notes + flip_notes + judged.notes)
+        decision = decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap)
         if decision.action != "recheck":
             break
         notes = decision.notes
@@ -184,18 +216,18 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
                             "let them settle and stop again.", notes=decision.notes)
     record = Iteration(
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
-        maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=verdict,
-        judge_error=judge_error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
+        maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
+        judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
         integrity=guard,
     )
-    return _persist(store, goal_id, record, decision, clock())
+    return _persist(store, goal_id, record, decision, edges)
 
 
-def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, now: datetime) -> Outcome:
-    triage_id: list[str] = []
+def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, edges: Edges) -> Outcome:
+    now = edges.now()
 
     def change(goal: Goal) -> Goal:
-        if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash
+        if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash, or a second runner
             return goal
         _charge(goal, record.number, record.oracle_cost, now)
         goal.history.append(record)
@@ -205,19 +237,28 @@ def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, 
         if decision.action == "converge":
             lifecycle.transition(goal, "converge", now)
         elif decision.action == "stop":
-            triage_id.append(_escalate(goal, decision, now))
+            _escalate(goal, decision, now)
         return goal
 
     goal = store.update(Goal, goal_id, change)
-    if triage_id:
-        triage.file_escalation(store, goal, now)
-    notify.goal_ended(store, goal, now)  # once the goal and its triage item are on disk; once per end
-    return Outcome(goal, decision, record, triage_id[0] if triage_id else None)
+    announce_end(store, goal, edges)
+    return Outcome(goal, decision, record)
 
 
-def stop_if_exhausted(store: Store, goal_id: str, now: datetime | None = None) -> Outcome | None:
+def announce_end(store: Store, goal: Goal, edges: Edges | None = None) -> None:
+    """Once the ended goal is on disk: file its triage item (when escalated) and announce the end.
+    Both are idempotent, so calling this again after a crash repairs what the crash left undone."""
+    edges = edges or Edges()
+    now = edges.now()
+    if goal.state == "escalated" and goal.escalation and goal.escalation.triage_id:
+        edges.file_escalation(store, goal, now)
+    edges.announce(store, goal, now)
+
+
+def stop_if_exhausted(store: Store, goal_id: str, edges: Edges | None = None) -> Outcome | None:
     """Before the maker starts another iteration: escalate a goal whose budget is already spent."""
-    now = now or datetime.now(UTC)
+    edges = edges or Edges()
+    now = edges.now()
     goal = store.load(Goal, goal_id)
     preview = goal.model_copy(deep=True)
     budget.accrue(preview, now)
@@ -226,20 +267,18 @@ def stop_if_exhausted(store: Store, goal_id: str, now: datetime | None = None) -
         return None
     decision = Decision(action="stop", stop_reason=reason, hint=goal.last_hint,
                         notes=[f"the {reason} limit was reached before the next iteration"])
-    triage_id: list[str] = []
-    goal = store.update(Goal, goal_id, lambda g: triage_id.append(_escalate(g, decision, now)))
-    triage.file_escalation(store, goal, now)
-    notify.goal_ended(store, goal, now)
-    return Outcome(goal, decision, None, triage_id[0])
+    goal = store.update(Goal, goal_id, lambda g: _escalate(g, decision, now))
+    announce_end(store, goal, edges)
+    return Outcome(goal, decision)
 
 
-def _escalate(goal: Goal, decision: Decision, now: datetime) -> str:
-    """Move an active goal to escalated with its stop reason; returns the id its triage item will get."""
+def _escalate(goal: Goal, decision: Decision, now: datetime) -> Goal:
+    """Move an active goal to escalated with its stop reason and the id its triage item will get."""
     lifecycle.transition(goal, "escalate", now, stop_reason=decision.stop_reason)
-    triage_id = triage.new_triage_id()
     goal.escalation = Escalation(stop_reason=decision.stop_reason or "stuck", blocker=decision.blocker,
-                                 detail="; ".join(decision.notes[-2:]), triage_id=triage_id, at=now_iso(now))
-    return triage_id
+                                 detail="; ".join(decision.notes[-2:]), triage_id=triage.new_triage_id(),
+                                 at=now_iso(now))
+    return goal
 
 
 def attach(store: Store, goal_id: str, session_id: str | None = None, now: datetime | None = None) -> Goal:

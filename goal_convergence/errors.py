@@ -1,7 +1,25 @@
-"""One error root. Every message says what went wrong and what to do next.
+"""One error root, and the policy for when errors happen. Every message says what went wrong and
+what to do next.
 
 The CLI maps these to exit codes in one place (``cli.main``): input the user can fix exits 2,
-everything else that stops a command from running at all exits 70 (DESIGN.md).
+everything else that stops a command from running at all exits 70, and the goal is left as it was.
+A hook never breaks the session it runs in: its error becomes one line for the user (hooks.py).
+
+Nothing may fail halfway, after money was spent or a file was changed:
+
+- Settings from the environment (``GOAL_CONVERGENCE_*``) are read and validated in one place,
+  ``config.env_settings``, where a command or a hook starts, before any work: a bad value is
+  InvalidInput naming the variable and an example of a good one.
+- Whatever keeps the oracle from judging once an iteration has begun, an oracle that cannot be set
+  up or priced (OracleUnavailable, PriceUnknown) or one that gives no valid verdict (OracleError),
+  is that iteration's judge error (``JUDGE_ERRORS``), never an exception out of it: the maker's
+  work is already charged, so the iteration is recorded with its costs, once, and three judge
+  errors in a row escalate the goal as judge-error, the escalation saying what to fix. `goal run`
+  sets the oracle up before its maker's first turn, so a run that could never be judged stops
+  there (exit 70) with nothing spent.
+- A change that depends on a document's state checks that state inside ``store.update``, under
+  the document's lock, never before taking it.
+- Notifying is never what fails: it runs once the end is on disk, and its problems are logged.
 """
 
 from __future__ import annotations
@@ -56,3 +74,7 @@ class PriceUnknown(GoalConvergenceError):
 
 class MakerError(GoalConvergenceError):
     """The maker could not run at all."""
+
+
+# What asking the oracle may raise that makes an iteration's judge error rather than an exception.
+JUDGE_ERRORS = (OracleError, OracleUnavailable, PriceUnknown)

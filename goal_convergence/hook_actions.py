@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import budget, engine, hooks, render, transcript
+from . import budget, config, engine, hooks, render, transcript
 from .errors import InvalidInput
 from .log import log_error
 from .models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
@@ -49,6 +49,7 @@ def run(event: str, data: bytes) -> dict[str, Any]:
         first = exc.errors()[0]
         raise InvalidInput(f"the {event} hook got input it cannot use ({'.'.join(map(str, first['loc']))}: "
                            f"{first['msg']}); is this Claude Code?") from None
+    config.env_settings()  # a bad setting fails here, before any work (errors.py)
     store = Store()
     store.summaries()  # rebuilds a stale index: broken goal files are quarantined here
     answer = HANDLERS[event](store, hook_input)

@@ -1,4 +1,9 @@
-"""The goal state machine of DESIGN.md. An illegal move is an error naming the state and the move."""
+"""The goal state machine. An illegal move is an error naming the state and the move.
+
+active and paused go back and forth; an active goal converges or escalates; an active or paused
+one can be abandoned (failed); an escalated goal becomes active again only when it is resumed,
+explicitly or by a triage action. Converged and failed are final.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,6 @@ MOVES: dict[tuple[str, str], str] = {
     ("active", "abandon"): "failed",
     ("paused", "abandon"): "failed",
 }
-STATES = ("active", "paused", "converged", "escalated", "failed")
 ACTIONS = ("pause", "resume", "converge", "escalate", "abandon")
 
 # The stop reason each ending records; an escalation names its own, one of the budget or judge ones.

@@ -3,8 +3,9 @@
 The end is appended to `events.jsonl` under the home, then each notify command the user set (the
 home's `config.toml`, then the goal's project settings; see config.py) runs in the user's shell
 with the event as JSON on stdin and GOAL_ID, GOAL_STATE, GOAL_STOP_REASON and GOAL_OBJECTIVE in
-its environment. A notification is a side effect of an end that is already on disk: whatever goes
-wrong here (a bad setting, a failing or hanging command) is logged and never changes the goal.
+its environment, for at most GOAL_CONVERGENCE_NOTIFY_TIMEOUT seconds (config.env_settings). A
+notification is a side effect of an end that is already on disk: whatever goes wrong here (a bad
+settings file, a failing or hanging command) is logged and never changes the goal.
 
 "Once per end": each end has a key (goal id, state, stop reason, iterations and triage item), and
 an end whose key is already in `events.jsonl` is not announced again, so a retried iteration or a
@@ -15,7 +16,6 @@ second look at the same ended goal stays silent, while a goal that is resumed an
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 import traceback
@@ -28,7 +28,6 @@ from .models import Goal, now_iso
 from .store import Store
 
 ENDED = ("converged", "escalated", "failed")
-DEFAULT_TIMEOUT = 10.0
 _OUTPUT_LOGGED = 2000
 
 
@@ -68,6 +67,7 @@ def goal_ended(store: Store, goal: Goal, now: datetime | None = None) -> dict | 
     if goal.state not in ENDED:
         return None
     try:
+        timeout = config.env_settings().notify_timeout  # validated where the command or hook started
         entry = event(goal, now)
         if not _append_once(store, entry):
             return None
@@ -76,26 +76,12 @@ def goal_ended(store: Store, goal: Goal, now: datetime | None = None) -> dict | 
         log_error("notify", f"goal {goal.goal_id}: could not record its end\n{traceback.format_exc()}")
         return None
     cwd = Path(goal.project_root) if Path(goal.project_root).is_dir() else store.root
-    timeout = _timeout()
     for command in commands:
         try:
             _run(command, entry, cwd, timeout)
         except Exception:  # as above; and one command's trouble must not keep the next from running
             log_error("notify", f"goal {goal.goal_id}: the notify command {command!r} failed\n{traceback.format_exc()}")
     return entry
-
-
-def _timeout() -> float:
-    raw = os.environ.get("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        log_error("notify", f"GOAL_CONVERGENCE_NOTIFY_TIMEOUT={raw!r} is not a number of seconds; "
-                            f"{DEFAULT_TIMEOUT:g} s is used instead: unset it or fix it")
-        return DEFAULT_TIMEOUT
-    return value
 
 
 def _append_once(store: Store, entry: dict) -> bool:

@@ -6,10 +6,10 @@ maker whose work was already recorded (the pending iteration) is not run again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from . import budget, engine, goals, notify
+from . import budget, engine, goals
 from .makers import Maker
 from .models import EXIT_CODES, GOAL_ID_RE, Goal
 from .store import Store
@@ -59,30 +59,35 @@ def _remaining_seconds(goal: Goal) -> float | None:
 
 def run_goal(store: Store, goal_id: str, maker: Maker, *,
              on_iteration: Callable[[engine.Outcome], None] | None = None,
-             on_progress: Callable | None = None) -> RunResult:
-    """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``."""
+             on_progress: Callable | None = None, edges: engine.Edges | None = None) -> RunResult:
+    """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``. ``edges`` are the
+    engine's (its clock included); tests hand in fakes."""
+    edges = edges or engine.Edges()
     outcomes: list[engine.Outcome] = []
-    engine.attach(store, goal_id)
+    goal = store.load(Goal, goal_id)
+    if goal.state == "active":
+        engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)
+    engine.attach(store, goal_id, now=edges.now())
     try:
         while True:
             goal = store.load(Goal, goal_id)
             if goal.state != "active":
-                notify.goal_ended(store, goal)  # once per end: catches an end a crash kept from being announced
+                engine.announce_end(store, goal, edges)  # idempotent: repairs an end a crash left unannounced
                 return RunResult(goal, goal.stop_reason or "paused", outcomes)
-            stopped = engine.stop_if_exhausted(store, goal_id)
+            stopped = engine.stop_if_exhausted(store, goal_id, edges)
             if stopped:
                 return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
             if goal.pending is None:
                 report = maker.work(goal, goal.last_hint, store.path_for(Goal, goal_id), _remaining_seconds(goal))
-                goal = engine.record_maker(store, goal_id, report)
+                goal = engine.record_maker(store, goal_id, report, now=edges.now())
                 if goal.state != "active":
                     continue
-            outcome = engine.run_iteration(store, goal_id, on_progress=on_progress)
+            outcome = engine.run_iteration(store, goal_id, on_progress=on_progress, edges=edges)
             outcomes.append(outcome)
             if on_iteration:
                 on_iteration(outcome)
     finally:
-        engine.detach(store, goal_id)
+        engine.detach(store, goal_id, now=edges.now())
 
 
 def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.GoalSpec],

@@ -58,23 +58,26 @@ def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:
     return sorted(items, key=lambda i: i.created_at, reverse=True)
 
 
-def _open(store: Store, triage_id: str) -> TriageItem:
-    item = store.load(TriageItem, triage_id)
+def _require_open(item: TriageItem) -> TriageItem:
     if item.status != "open":
-        raise IllegalTransition(f"triage item {triage_id} is already {item.status}; `goal triage list --all` shows it")
+        raise IllegalTransition(f"triage item {item.triage_id} is already {item.status}; "
+                                f"`goal triage list --all` shows it")
     return item
 
 
 def dismiss(store: Store, triage_id: str) -> TriageItem:
-    _open(store, triage_id)
-    return store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "dismissed"))
+    def change(item: TriageItem) -> TriageItem:
+        _require_open(item).status = "dismissed"  # checked under the item's lock (errors.py)
+        return item
+
+    return store.update(TriageItem, triage_id, change)
 
 
 def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None = None) -> Goal:
     """Re-open the item's goal (budget flags set its new limits), or make a new goal from an item that
     has none, its conditions the failing checks."""
     now = now or datetime.now(UTC)
-    item = _open(store, triage_id)
+    item = _require_open(store.load(TriageItem, triage_id))
     if item.goal_id:
         goal = goals.resume(store, item.goal_id, raise_budget=raise_budget, now=now)
     else:

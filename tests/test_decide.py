@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goal_convergence import budget
-from goal_convergence.decide import Evidence, classify_blocker, decide, no_progress
+from goal_convergence.decide import JUDGE_ERROR_HINT, Evidence, classify_blocker, decide, no_progress
 from goal_convergence.models import (
     Budget,
     ConditionEvidence,
@@ -92,7 +92,7 @@ def test_decide_invariants(passes, verdict, spent, budget_, history, tree, after
     before = goal.dump()
     ev = evidence(passes, tree=tree, after=after, maker_summary=summary, unaffordable=unaffordable,
                   maker_failed=maker_failed)
-    d = decide(goal, ev, verdict, NOW)
+    d = decide(goal, ev, verdict)
     assert goal.dump() == before, "decide must not change the goal (spent counters never move here)"
     if not all(passes) or verdict is None or not verdict.converged:
         assert d.action != "converge", "a red condition or a missing/negative verdict never converges"
@@ -108,69 +108,74 @@ def test_decide_invariants(passes, verdict, spent, budget_, history, tree, after
 
 
 def test_converges_when_green_and_oracle_agrees():
-    d = decide(make_goal(), evidence([True, True]), YES, NOW)
+    d = decide(make_goal(), evidence([True, True]), YES)
     assert (d.action, d.stop_reason) == ("converge", "converged")
 
 
 def test_oracle_converged_over_red_is_overridden_and_recorded():
-    d = decide(make_goal(), evidence([True, False]), YES, NOW)
+    d = decide(make_goal(), evidence([True, False]), YES)
     assert d.action == "continue"
     assert any("overridden" in n for n in d.notes)
     assert "FAILED test_1" in d.hint
 
 
 def test_oracle_veto_of_green_run_continues_with_its_hint():
-    d = decide(make_goal(), evidence([True, True]), NO, NOW)
+    d = decide(make_goal(), evidence([True, True]), NO)
     assert d.action == "continue" and d.hint == "fix foo() in foo.py"
     assert any("vetoed" in n for n in d.notes)
 
 
 def test_stale_evidence_is_rechecked():
-    d = decide(make_goal(), evidence([True, True], tree="t1", after="t2"), YES, NOW)
+    d = decide(make_goal(), evidence([True, True], tree="t1", after="t2"), YES)
     assert d.action == "recheck"
 
 
 def test_no_verdict_never_converges_and_three_judge_errors_stop():
     goal = make_goal(history=[iteration(1, "a", judge_error="x"), iteration(2, "b", judge_error="x")])
-    d = decide(goal, evidence([True, True], tree="c", judge_error="x"), None, NOW)
+    d = decide(goal, evidence([True, True], tree="c", judge_error="no API key: set ANTHROPIC_API_KEY"), None)
     assert (d.action, d.stop_reason) == ("stop", "judge-error")
+    # the escalation shows the last notes: they say what went wrong and what to do
+    assert "no API key: set ANTHROPIC_API_KEY" in d.notes[-1] and "goal resume goal-abcd1234" in d.notes[-1]
     one = make_goal(history=[iteration(1, "a", judge_error="x")])
-    assert decide(one, evidence([True, True], tree="c", judge_error="x"), None, NOW).action == "continue"
+    again = decide(one, evidence([True, True], tree="c", judge_error="x"), None)
+    assert again.action == "continue" and again.hint == JUDGE_ERROR_HINT  # not "the goal is not judged met"
+    red = decide(one, evidence([True, False], tree="c", judge_error="x"), None)
+    assert red.action == "continue" and "FAILED test_1" in red.hint
 
 
 def test_unfixable_stops():
     v = Verdict(converged=False, unfixable=Unfixable(reason="needs a GPU", evidence=["no CUDA"]))
-    d = decide(make_goal(), evidence([False]), v, NOW)
+    d = decide(make_goal(), evidence([False]), v)
     assert (d.action, d.stop_reason) == ("stop", "unfixable")
 
 
 def test_ceiling_timeout_and_dollars():
     at_ceiling = make_goal(spent=Spent(iterations=15))
-    assert decide(at_ceiling, evidence([False]), NO, NOW).stop_reason == "ceiling"
+    assert decide(at_ceiling, evidence([False]), NO).stop_reason == "ceiling"
     timed_out = make_goal(spent=Spent(iterations=2, active_seconds=7300))
-    assert decide(timed_out, evidence([False]), NO, NOW).stop_reason == "timeout"
+    assert decide(timed_out, evidence([False]), NO).stop_reason == "timeout"
     broke = make_goal(spent=Spent(iterations=2, maker_dollars=9.5, oracle_dollars=0.6))
-    assert decide(broke, evidence([False]), NO, NOW).stop_reason == "budget-exhausted"
-    assert decide(make_goal(), evidence([False], unaffordable=True), None, NOW).stop_reason == "budget-exhausted"
+    assert decide(broke, evidence([False]), NO).stop_reason == "budget-exhausted"
+    assert decide(make_goal(), evidence([False], unaffordable=True), None).stop_reason == "budget-exhausted"
 
 
 def test_converging_on_the_last_iteration_wins_over_the_ceiling():
-    assert decide(make_goal(spent=Spent(iterations=15)), evidence([True]), YES, NOW).action == "converge"
+    assert decide(make_goal(spent=Spent(iterations=15)), evidence([True]), YES).action == "converge"
 
 
 def test_stuck_after_k_unchanged_trees():
     history = [iteration(1, "t0"), iteration(2, "t0")]
     goal = make_goal(history=history, base_tree="t0", stuck_after=3)
     assert no_progress(goal, evidence([False], tree="t0")) == 3
-    assert decide(goal, evidence([False], tree="t0"), NO, NOW).stop_reason == "stuck"
+    assert decide(goal, evidence([False], tree="t0"), NO).stop_reason == "stuck"
     moving = make_goal(history=[iteration(1, "a"), iteration(2, "b")], base_tree="t0")
-    assert decide(moving, evidence([False], tree="c"), NO, NOW).action == "continue"
+    assert decide(moving, evidence([False], tree="c"), NO).action == "continue"
 
 
 def test_stuck_cap_lowers_k():
     goal = make_goal(history=[iteration(1, "t0")], base_tree="t0", stuck_after=10)
-    assert decide(goal, evidence([False], tree="t0"), NO, NOW).action == "continue"
-    assert decide(goal, evidence([False], tree="t0"), NO, NOW, stuck_cap=2).stop_reason == "stuck"
+    assert decide(goal, evidence([False], tree="t0"), NO).action == "continue"
+    assert decide(goal, evidence([False], tree="t0"), NO, stuck_cap=2).stop_reason == "stuck"
 
 
 def test_blockers_are_typed():
@@ -178,7 +183,7 @@ def test_blockers_are_typed():
     assert classify_blocker("Waiting on the CI build server before I can continue") == "external_wait"
     assert classify_blocker("Fixed the parser; all tests pass.") is None
     goal = make_goal(base_tree="t1")
-    d = decide(goal, evidence([False], tree="t1", maker_summary="Could you confirm the API shape?"), NO, NOW)
+    d = decide(goal, evidence([False], tree="t1", maker_summary="Could you confirm the API shape?"), NO)
     assert (d.stop_reason, d.blocker) == ("stuck", "needs_user_input")
-    failed = decide(goal, evidence([False], tree="t1", maker_failed=True), NO, NOW)
+    failed = decide(goal, evidence([False], tree="t1", maker_failed=True), NO)
     assert (failed.stop_reason, failed.blocker) == ("stuck", "run_failed")

@@ -243,12 +243,12 @@ def test_decide_never_converges_a_guarded_green_run_and_names_the_cheat(make_goa
                         tree_fingerprint="t", integrity=guard)
     goal = make_goal()
     goal.spent.iterations = 3
-    decision = decide(goal, evidence, Verdict(converged=True), now=None)  # type: ignore[arg-type]
+    decision = decide(goal, evidence, Verdict(converged=True))
     assert decision.action == "continue"
     assert "tests/test_calc.py::test_add ran at the start and is skipped now (since iteration 2)" in decision.hint
     assert "changed: tests/test_calc.py" in decision.hint
     guard.enforced = False
-    assert decide(goal, evidence, Verdict(converged=True), now=None).action == "converge"  # type: ignore[arg-type]
+    assert decide(goal, evidence, Verdict(converged=True)).action == "converge"
 
 
 # ---- where a refused run shows ------------------------------------------------------------------

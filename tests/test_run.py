@@ -1,5 +1,7 @@
-"""Real headless loops: `goal run` in a subprocess, command makers, real git repos, and the scripted
-Messages API as the oracle."""
+"""Real headless loops: `goal run` through the click CLI in-process, command makers, real git repos,
+and the scripted Messages API as the oracle. `goal run` is a subprocess only where the process
+boundary is the point (kill -9, the process's exit code); budgets of time run on an injected clock,
+never on sleeps."""
 
 from __future__ import annotations
 
@@ -9,11 +11,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 
+from goal_convergence import engine, goals, makers, runner
+from goal_convergence.cli import cli
+from goal_convergence.errors import GoalConvergenceError
+from goal_convergence.store import Store
 from tests.fakeapi import delay, error, text
+from tests.fakes import Clock
 
 GOAL = [sys.executable, "-m", "goal_convergence"]
 
@@ -43,30 +54,55 @@ def verdict(converged: bool, hint: str = "", reasons: list[str] | None = None, *
 
 
 @pytest.fixture
-def project(git_repo: Path) -> Path:
+def project(git_repo: Path, monkeypatch) -> Path:
     (git_repo / "calc.py").write_text(CALC)
+    monkeypatch.chdir(git_repo)
     return git_repo
 
 
 @pytest.fixture
-def env(fake_api, tmp_path) -> dict[str, str]:
-    return {**os.environ, "ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "x",
-            "GOAL_CONVERGENCE_ORACLE_RETRIES": "0", "GOAL_CONVERGENCE_ORACLE_TIMEOUT": "20",
-            "MAKER_LOG": str(tmp_path / "maker.log"), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+def env(fake_api, tmp_path, monkeypatch) -> dict[str, str]:
+    """The oracle is the scripted API; the environment of this process (for `goal` in-process and the
+    makers it starts) and of a `goal` subprocess."""
+    for name, value in {"ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "x",
+                        "GOAL_CONVERGENCE_ORACLE_RETRIES": "0", "GOAL_CONVERGENCE_ORACLE_TIMEOUT": "20",
+                        "MAKER_LOG": str(tmp_path / "maker.log")}.items():
+        monkeypatch.setenv(name, value)
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
 
 
-def goal(*args: str, env: dict, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*GOAL, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def new_goal(project: Path, env: dict, *flags: str) -> str:
-    done = goal("new", "fix calc.py so its checks pass", "--check", CHECK, *flags, "--json", env=env, cwd=project)
+def goal(*args: str) -> Ran:
+    """`goal ARGS` in-process. standalone_mode=False as in `cli.main`, so the exit code is the command's
+    own, or the one `cli.main` gives the error it raised (its ``exit_code``)."""
+    result = CliRunner().invoke(cli, list(args), standalone_mode=False)
+    exc = result.exception
+    if exc is None:
+        return Ran(result.return_value if isinstance(result.return_value, int) else 0, result.stdout, result.stderr)
+    if isinstance(exc, GoalConvergenceError | click.ClickException):
+        return Ran(exc.exit_code, result.stdout, result.stderr + f"Error: {exc}\n")
+    raise exc
+
+
+def goal_process(*args: str, env: dict, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*GOAL, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def new_goal(*flags: str) -> str:
+    done = goal("new", "fix calc.py so its checks pass", "--check", CHECK, *flags, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["goalId"]
 
 
-def load(env: dict, goal_id: str) -> dict:
-    return json.loads((Path(env["GOAL_CONVERGENCE_HOME"]) / "goals" / f"{goal_id}.json").read_text())
+def load(goal_id: str) -> dict:
+    return json.loads((Path(os.environ["GOAL_CONVERGENCE_HOME"]) / "goals" / f"{goal_id}.json").read_text())
 
 
 def maker_script(tmp_path: Path, body: str) -> str:
@@ -84,15 +120,15 @@ def assert_ledger_exact(doc: dict) -> None:
 
 def test_converges_in_two_and_the_hint_reaches_the_maker(project, env, fake_api, tmp_path):
     fake_api.enqueue(verdict(False, "mul() in calc.py adds instead of multiplying: return a * b"), verdict(True))
-    gid = new_goal(project, env)
-    run = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE), "--json", env=env, cwd=project)
+    gid = new_goal()
+    run = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE), "--json")
     ledger = json.loads(run.stdout)
     assert run.returncode == 0, run.stderr
     assert (ledger["met"], ledger["stop"], ledger["turns"]) == (True, "converged", 2)
     assert [e["passing"] for e in ledger["evidence"]] == [0, 1]
     log = Path(env["MAKER_LOG"]).read_text().splitlines()
     assert log[1] == "2\tmul() in calc.py adds instead of multiplying: return a * b"
-    doc = load(env, gid)
+    doc = load(gid)
     assert doc["state"] == "converged" and doc["stopReason"] == "converged"
     assert_ledger_exact(doc)
     oracle_calls = fake_api.messages
@@ -101,61 +137,83 @@ def test_converges_in_two_and_the_hint_reaches_the_maker(project, env, fake_api,
 
 def test_claim_only_maker_ends_stuck_with_a_triage_item(project, env, fake_api):
     fake_api.set_responder(lambda body: verdict(False, "add() still subtracts"))
-    gid = new_goal(project, env)
-    run = goal("run", gid, "--maker-cmd", "echo 'All done, every test passes!'", "--json", env=env, cwd=project)
+    gid = new_goal()
+    run = goal("run", gid, "--maker-cmd", "echo 'All done, every test passes!'", "--json")
     assert run.returncode == 2, run.stderr
     ledger = json.loads(run.stdout)
     assert ledger["stop"] == "stuck" and ledger["turns"] == 3
-    items = json.loads(goal("triage", "list", "--json", env=env, cwd=project).stdout)
+    items = json.loads(goal("triage", "list", "--json").stdout)
     assert len(items) == 1 and items[0]["goalId"] == gid and items[0]["stopReason"] == "stuck"
     assert items[0]["failingConditions"][0]["firstFailure"]
-    assert load(env, gid)["escalation"]["triageId"] == items[0]["triageId"]
+    assert load(gid)["escalation"]["triageId"] == items[0]["triageId"]
 
 
 def test_busy_maker_that_fixes_nothing_ends_at_the_ceiling(project, env, fake_api):
     fake_api.set_responder(lambda body: verdict(False, "calc.py is still wrong"))
-    gid = new_goal(project, env, "--max-iterations", "4")
-    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    gid = new_goal("--max-iterations", "4")
+    # a real `goal` process: the stop reason is its exit code
+    run = goal_process("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
     assert run.returncode == 4, run.stderr
     assert json.loads(run.stdout)["turns"] == 4
 
 
+@dataclass
+class Clocked:
+    """A real maker whose every turn takes ``seconds`` on the injected clock; ``then`` runs after each turn."""
+
+    inner: makers.Maker
+    clock: Clock
+    seconds: float
+    then: Callable[[], object] | None = None
+    timeouts: list[float | None] = field(default_factory=list)
+    name: str = "clocked"
+
+    def work(self, goal, hint, goal_file, timeout):
+        self.timeouts.append(timeout)
+        report = self.inner.work(goal, hint, goal_file, timeout)
+        self.clock.advance(self.seconds)
+        if self.then:
+            self.then()
+        return report
+
+
 def test_wall_time_budget_ends_with_timeout(project, env, fake_api):
     fake_api.set_responder(lambda body: verdict(False, "keep going"))
-    gid = new_goal(project, env, "--max-duration", "2s")
-    run = goal("run", gid, "--maker-cmd", "sleep 1.2; date +%s%N >> notes.txt", "--json", env=env, cwd=project)
-    assert run.returncode == 3, run.stdout + run.stderr
-    assert load(env, gid)["spent"]["activeSeconds"] >= 2
+    gid = new_goal("--max-duration", "2m")
+    clock = Clock()
+    maker = Clocked(makers.CommandMaker("date +%s%N >> notes.txt"), clock, seconds=50)
+    result = runner.run_goal(Store(), gid, maker, edges=engine.Edges(now=clock.now))
+    assert (result.exit_code, result.stop) == (3, "timeout")
+    assert maker.timeouts == [120, 70, 20]  # the maker is given what is left of the budget
+    assert load(gid)["spent"]["activeSeconds"] == 150
 
 
 def test_dollar_budget_ends_with_budget_exhausted(project, env, fake_api):
     # 1M output tokens on claude-haiku-5-5 cost $0.50 a call
     fake_api.set_responder(lambda body: verdict(False, "keep going", input_tokens=1000, output_tokens=1_000_000))
-    gid = new_goal(project, env, "--max-dollars", "1.2")
-    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    gid = new_goal("--max-dollars", "1.2")
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json")
     assert run.returncode == 5, run.stdout + run.stderr
-    spent = load(env, gid)["spent"]
+    spent = load(gid)["spent"]
     assert 0.99 <= spent["oracleDollars"] <= 1.51
 
 
 def test_paused_time_is_not_charged(project, env, fake_api, tmp_path):
     fake_api.enqueue(verdict(False, "fix mul"), verdict(True))
-    gid = new_goal(project, env)
-    pause_then_fix = maker_script(tmp_path, FIX_ONE + f"\nimport subprocess\nsubprocess.run({GOAL!r} + ['pause', '{gid}'])\n")
-    started = time.monotonic()
-    first = goal("run", gid, "--maker-cmd", pause_then_fix, env=env, cwd=project)
-    first_wall = time.monotonic() - started
-    assert first.returncode == 75, first.stderr  # paused while it ran
-    assert load(env, gid)["state"] == "paused"
-    time.sleep(4)
-    assert goal("resume", gid, env=env, cwd=project).returncode == 0
-    started = time.monotonic()
-    second = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE), "--json", env=env, cwd=project)
-    second_wall = time.monotonic() - started
-    assert second.returncode == 0, second.stderr
-    doc = load(env, gid)
-    # only the time the two runs were working counts, never the 4 s the goal spent paused
-    assert 0 < doc["spent"]["activeSeconds"] <= first_wall + second_wall
+    gid = new_goal()
+    clock, store = Clock(), Store()
+    edges = engine.Edges(now=clock.now)
+    fix_one = makers.CommandMaker(maker_script(tmp_path, FIX_ONE))
+    pause = Clocked(fix_one, clock, seconds=40, then=lambda: goals.move(store, gid, "pause", now=clock.now()))
+    first = runner.run_goal(store, gid, pause, edges=edges)
+    assert (first.exit_code, first.goal.state) == (75, "paused")  # paused while it ran
+    clock.advance(3600)
+    goals.resume(store, gid, now=clock.now())
+    second = runner.run_goal(store, gid, Clocked(fix_one, clock, seconds=30), edges=edges)
+    assert (second.exit_code, second.stop) == (0, "converged")
+    doc = load(gid)
+    # the three turns of work count (40 + 30 + 30 s), never the hour the goal spent paused
+    assert doc["spent"]["activeSeconds"] == 100
     assert_ledger_exact(doc)
 
 
@@ -180,7 +238,7 @@ def test_kill_9_then_run_again_loses_and_doubles_nothing(project, env, fake_api,
     # armed once the goal exists: the start run of `goal new` must not be the run that hangs
     slow_check = (f"if [ -e {armed} ] && [ ! -e {mark} ]; then echo $$ > {mark}; sleep 30; fi; {CHECK}"
                   if when == "checks" else CHECK)
-    done = goal("new", "fix calc.py", "--check", slow_check, "--json", env=env, cwd=project)
+    done = goal("new", "fix calc.py", "--check", slow_check, "--json")
     gid = json.loads(done.stdout)["goalId"]
     armed.write_text("")
     maker = FIX_ONE
@@ -203,10 +261,10 @@ def test_kill_9_then_run_again_loses_and_doubles_nothing(project, env, fake_api,
         proc.wait(10)
     finally:
         _kill_tree(mark)
-    before = load(env, gid)
-    again = goal("run", gid, "--maker-cmd", cmd, "--json", env=env, cwd=project)
+    before = load(gid)
+    again = goal("run", gid, "--maker-cmd", cmd, "--json")
     assert again.returncode == 0, again.stdout + again.stderr
-    doc = load(env, gid)
+    doc = load(gid)
     assert_ledger_exact(doc)
     assert doc["spent"]["iterations"] == 2 and doc["state"] == "converged"
     assert doc["history"][: len(before["history"])] == before["history"], "recorded iterations were rewritten"
@@ -220,12 +278,12 @@ def test_flaky_condition_is_confirmed_before_it_converges(project, env, fake_api
     flaky = (f"n=$(( $(cat {counter} 2>/dev/null || echo 0) + 1 )); echo $n > {counter}; "
              f"[ $((n % 2)) -eq 0 ] || {{ echo 'FAILED test_flaky - odd run'; exit 1; }}")
     fake_api.set_responder(lambda body: verdict(True))
-    done = goal("new", "make the flaky check pass", "--check", flaky, "--json", env=env, cwd=project)
+    done = goal("new", "make the flaky check pass", "--check", flaky, "--json")
     gid = json.loads(done.stdout)["goalId"]
     counter.unlink()  # the start run at `goal new` counted once: start the parity afresh
-    run = goal("run", gid, "--maker-cmd", "echo trying", "--json", env=env, cwd=project)
+    run = goal("run", gid, "--maker-cmd", "echo trying", "--json")
     assert run.returncode == 2, run.stdout  # never converged on a pass that a re-run contradicted
-    second = load(env, gid)["history"][1]
+    second = load(gid)["history"][1]
     cond = second["conditions"][0]
     assert cond["rerun"] is not None and cond["rerun"]["passed"] is False and cond["passed"] is False
     assert any("flaky" in n for n in second["decision"]["notes"])
@@ -233,10 +291,10 @@ def test_flaky_condition_is_confirmed_before_it_converges(project, env, fake_api
 
 def test_an_oracle_that_keeps_failing_ends_with_judge_error(project, env, fake_api):
     fake_api.set_responder(lambda body: error(500, "api_error", "scripted outage"))
-    gid = new_goal(project, env)
-    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    gid = new_goal()
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json")
     assert run.returncode == 7, run.stdout + run.stderr
-    doc = load(env, gid)
+    doc = load(gid)
     assert [it["judgeError"] is not None for it in doc["history"]] == [True, True, True]
     assert doc["state"] == "escalated" and doc["stopReason"] == "judge-error"
 
@@ -245,42 +303,41 @@ def test_an_unfixable_verdict_ends_the_loop(project, env, fake_api):
     unfixable = {"converged": False, "reasons": ["needs a licence key"], "nextHint": "",
                  "unfixable": {"reason": "the tests call a paid API", "evidence": ["calc.py needs LICENSE_KEY"]}}
     fake_api.enqueue(text(json.dumps(unfixable)))
-    gid = new_goal(project, env)
-    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    gid = new_goal()
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert load(env, gid)["stopReason"] == "unfixable"
+    assert load(gid)["stopReason"] == "unfixable"
 
 
 def test_triage_act_reopens_with_a_raised_budget_and_dismiss_closes(project, env, fake_api, tmp_path):
     fake_api.set_responder(lambda body: verdict(False, "keep going"))
-    gid = new_goal(project, env, "--max-iterations", "1")
-    assert goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", env=env, cwd=project).returncode == 4
-    item = json.loads(goal("triage", "list", "--json", env=env, cwd=project).stdout)[0]
-    shown = goal("triage", "show", item["triageId"], env=env, cwd=project)
+    gid = new_goal("--max-iterations", "1")
+    assert goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt").returncode == 4
+    item = json.loads(goal("triage", "list", "--json").stdout)[0]
+    shown = goal("triage", "show", item["triageId"])
     assert shown.returncode == 0 and "ceiling" in shown.stdout and gid in shown.stdout
-    refused = goal("triage", "act", item["triageId"], env=env, cwd=project)
+    refused = goal("triage", "act", item["triageId"])
     assert refused.returncode == 70 and "--max-iterations" in refused.stderr  # still at its ceiling
-    acted = goal("triage", "act", item["triageId"], "goal", "--max-iterations", "3", "--json", env=env, cwd=project)
+    acted = goal("triage", "act", item["triageId"], "goal", "--max-iterations", "3", "--json")
     assert acted.returncode == 0, acted.stderr
     assert json.loads(acted.stdout)["state"] == "active"
     fake_api.set_responder(None)
     fake_api.enqueue(verdict(True))
-    rerun = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE.replace("break", "")), "--json",
-                 env=env, cwd=project)
+    rerun = goal("run", gid, "--maker-cmd", maker_script(tmp_path, FIX_ONE.replace("break", "")), "--json")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert json.loads(goal("triage", "list", "--json", env=env, cwd=project).stdout) == []
-    listed = json.loads(goal("triage", "list", "--all", "--json", env=env, cwd=project).stdout)
+    assert json.loads(goal("triage", "list", "--json").stdout) == []
+    listed = json.loads(goal("triage", "list", "--all", "--json").stdout)
     assert [i["status"] for i in listed] == ["acted"]
-    again = goal("triage", "dismiss", item["triageId"], env=env, cwd=project)
+    again = goal("triage", "dismiss", item["triageId"])
     assert again.returncode == 70 and "already acted" in again.stderr
 
 
 def test_an_oracle_call_that_could_not_be_paid_for_is_not_made(project, env, fake_api):
     # the next call's worst case on claude-haiku-5-5 is several cents: more than a 2-cent budget holds
-    gid = new_goal(project, env, "--max-dollars", "0.02")
-    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json", env=env, cwd=project)
+    gid = new_goal("--max-dollars", "0.02")
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json")
     assert run.returncode == 5, run.stdout + run.stderr
     assert fake_api.messages == []
-    doc = load(env, gid)
+    doc = load(gid)
     assert doc["spent"]["oracleDollars"] == 0 and doc["history"][0]["verdict"] is None
     assert any("could not be paid for" in n for n in doc["history"][0]["decision"]["notes"])

@@ -26,7 +26,7 @@ StopReason = Literal[
 ]
 Blocker = Literal["needs_user_input", "external_wait", "run_failed"]
 
-# DESIGN.md: every end of a run has one stop reason, and that is the headless runner's exit code.
+# Every end of a run has one stop reason, and that is the headless runner's exit code.
 EXIT_CODES: dict[str, int] = {
     "converged": 0,
     "unfixable": 1,
