@@ -18,7 +18,7 @@ from goal_convergence.oracle import OracleInput, build_input, get_oracle
 from goal_convergence.oracle.claude_cli import ClaudeCliOracle
 from goal_convergence.oracle.input import MAX_INPUT_TOKENS
 from goal_convergence.oracle.prompt import MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS
-from goal_convergence.oracle.verdict import NO_REASON, BadAnswer, JudgeError, parse_verdict
+from goal_convergence.oracle.verdict import NO_REASON, JudgeError
 from tests.conftest import git
 from tests.fakeapi import FAST_RETRY, delay, error, text, tool_use
 
@@ -262,29 +262,6 @@ def test_a_huge_failing_run_stays_small_and_names_every_failing_test(project):
     assert all(n.split("::")[1] in text_ for n in names)
     assert "500 failed, 20 passed" in text_
     assert len(built.maker_summary) <= 4_000
-
-
-# ---- parsing ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("answer", [
-    '{"converged": true}',
-    'Verdict:\n```json\n{"converged": true}\n```\n',
-    'I checked everything. {"converged": true, "reasons": ["ok"]} Done.',
-    '```\n{"converged": false}\n```\n\nFinal:\n```json\n{"converged": true}\n```',
-])
-def test_parse_verdict_takes_one_object_fenced_or_bare(answer):
-    assert parse_verdict(answer).converged is True
-
-
-@pytest.mark.parametrize("answer, problem", [
-    ("", "empty"), ("no verdict here", "no JSON object"), ("[1, 2]", "list, not an object"),
-    ('{"converged": NaN}', "not valid JSON"), ('{"converged": true, "extra": 1}', "verdict schema"),
-    ('{"converged": true, "confidence": 2}', "verdict schema"),
-])
-def test_parse_verdict_is_strict(answer, problem):
-    with pytest.raises(BadAnswer, match=problem):
-        parse_verdict(answer)
 
 
 # ---- command ----------------------------------------------------------------------------------
