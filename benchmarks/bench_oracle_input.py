@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from goal_convergence import conditions, oracle  # noqa: E402
 from goal_convergence.models import Budget, Goal, OracleConfig, StoppingCondition, new_id, now_iso  # noqa: E402
+from goal_convergence.oracle.prompt import user_message  # noqa: E402
 
 TARGET_TOKENS = 8_000
 
@@ -107,7 +108,7 @@ def count_tokens(oracle_input: oracle.OracleInput) -> int | str:
     try:
         client = anthropic.Anthropic(base_url=api.url, api_key="x", max_retries=0)
         return client.messages.count_tokens(model="claude-haiku-5-5", messages=[
-            {"role": "user", "content": oracle.user_message(oracle_input)}]).input_tokens
+            {"role": "user", "content": user_message(oracle_input)}]).input_tokens
     finally:
         api.close()
 

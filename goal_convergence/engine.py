@@ -17,7 +17,6 @@ from typing import Any
 from . import budget, conditions, integrity, lifecycle, notify, oracle, tree, triage
 from .decide import Evidence, decide
 from .errors import JUDGE_ERRORS, InvalidInput
-from .goals import same_model
 from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun, Verdict,
                      now_iso)
 from .store import Store
@@ -81,7 +80,7 @@ class Judged:
 
 
 def _check_independence(goal: Goal, model: str | None) -> None:
-    if goal.oracle.provider in ("auto", "anthropic", "claude-cli") and same_model(model, goal.oracle.model):
+    if oracle.judged_by_maker_model(goal.oracle, model):
         raise InvalidInput(
             f"goal {goal.goal_id}: the maker runs {model}, the oracle's own model, so the judge is not independent; "
             f"switch the session's model (/model) or re-create the goal with another --oracle-model"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput
 from .index import OPEN_STATES
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition,
                      new_id, now_iso)
+from .oracle import judged_by_maker_model, judges_with_model
 from .store import Store
 
 DEFAULT_ORACLE_MODEL = "claude-haiku-5-5"
@@ -78,35 +78,8 @@ def project_root(path: Path | str | None = None) -> Path:
     return Path(top).resolve() if top else folder
 
 
-_FAMILIES = ("opus", "sonnet", "haiku")
-# Suffixes that name a snapshot, a context size or a provider's version of the same model:
-# claude-haiku-5-5-20251001, claude-opus-5-5[1m], ...-latest, Vertex's @20251001, Bedrock's -v1:0.
-_SUFFIX = re.compile(r"(\[1m\]|-\d{8}|@\d{8}|-latest|-v\d+(:\d+)?)$")
-
-
-def _model_key(model: str) -> str:
-    key = model.strip().lower().rsplit("/", 1)[-1]
-    key = re.sub(r"^([a-z]{2,4}\.)?anthropic\.", "", key)  # Bedrock: (us.)anthropic.claude-...
-    while _SUFFIX.search(key):
-        key = _SUFFIX.sub("", key)
-    return key
-
-
-def same_model(a: str | None, b: str | None) -> bool:
-    """Model ids name the same model when they differ only by a date, context or provider suffix.
-    A bare alias (opus, sonnet, haiku) is whichever model of its family is current, so it counts as
-    the same as every model of that family."""
-    if not a or not b:
-        return False
-    ka, kb = _model_key(a), _model_key(b)
-    if ka in _FAMILIES or kb in _FAMILIES:
-        alias, other = (ka, kb) if ka in _FAMILIES else (kb, ka)
-        return alias == other or alias in other.split("-")
-    return ka == kb
-
-
 def check_models_differ(oracle: OracleConfig, maker_model: str | None) -> None:
-    if oracle.provider in ("auto", "anthropic", "claude-cli") and same_model(oracle.model, maker_model):
+    if judged_by_maker_model(oracle, maker_model):
         raise InvalidInput(
             f"the oracle model ({oracle.model}) is the maker's model ({maker_model}); an independent judge must be "
             f"a different model: pass --oracle-model with another one (e.g. {DEFAULT_ORACLE_MODEL} or claude-sonnet-5-5)"
@@ -209,7 +182,7 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     if oracle.provider == "command" and not oracle.command:
         raise InvalidInput("--oracle command needs --oracle-cmd CMD (a program that reads the input on stdin)")
     check_models_differ(oracle, spec.maker_model)
-    if oracle.provider in ("auto", "anthropic", "claude-cli"):
+    if judges_with_model(oracle.provider):
         try:
             cost.price_for(oracle.model)  # an oracle whose money we could not count is refused up front
         except PriceUnknown as exc:

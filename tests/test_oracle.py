@@ -9,12 +9,16 @@ import sys
 
 import pytest
 
-from goal_convergence import cost, oracle
+from goal_convergence import cost
 from goal_convergence.errors import InvalidInput, OracleError, OracleUnavailable, PriceUnknown
 from goal_convergence.extract import FailureScanner
 from goal_convergence.models import (Baseline, Census, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue,
                                      Iteration, OracleConfig, StoppingCondition, Verdict, new_id, now_iso)
-from goal_convergence.oracle import JudgeError, OracleInput, build_input, get_oracle
+from goal_convergence.oracle import OracleInput, build_input, get_oracle
+from goal_convergence.oracle.claude_cli import ClaudeCliOracle
+from goal_convergence.oracle.input import MAX_INPUT_TOKENS
+from goal_convergence.oracle.prompt import MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS
+from goal_convergence.oracle.verdict import NO_REASON, JudgeError
 from tests.conftest import git
 from tests.fakeapi import FAST_RETRY, delay, error, text, tool_use
 
@@ -112,19 +116,19 @@ def test_a_path_escape_through_the_api_is_a_refused_tool_call(api_env, project, 
 
 
 def test_tool_rounds_stop_at_eight(api_env, project):
-    api_env.enqueue(*[tool_use("list_files", {"pattern": "*"}) for _ in range(oracle.MAX_TOOL_ROUNDS)],
+    api_env.enqueue(*[tool_use("list_files", {"pattern": "*"}) for _ in range(MAX_TOOL_ROUNDS)],
                     text(json.dumps(VERDICT)))
     judgement = judge(project)
     assert judgement.verdict.next_hint == VERDICT["nextHint"]
     requests = api_env.messages
-    assert len(requests) == oracle.MAX_TOOL_ROUNDS + 1
+    assert len(requests) == MAX_TOOL_ROUNDS + 1
     assert "tool_choice" not in requests[-2].body
     assert requests[-1].body["tool_choice"] == {"type": "none"}
     assert "last tool round" in last_user_content(requests[-1])[-1]["text"]
 
 
 def test_tools_past_the_last_round_are_a_judge_error(api_env, project):
-    api_env.enqueue(*[tool_use("list_files", {"pattern": "*"}) for _ in range(oracle.MAX_TOOL_ROUNDS + 1)])
+    api_env.enqueue(*[tool_use("list_files", {"pattern": "*"}) for _ in range(MAX_TOOL_ROUNDS + 1)])
     with pytest.raises(JudgeError, match="8 rounds") as exc:
         judge(project)
     assert exc.value.cost.dollars > 0  # what was spent still counts
@@ -196,9 +200,9 @@ def test_verdicts_come_back_as_the_oracle_gave_them(api_env, project):
 
 def test_estimate_is_an_upper_bound_of_a_worst_case_call(api_env, project):
     (project / "big.txt").write_text(("y" * 150 + "\n") * 2000)
-    usage_out = {"output_tokens": oracle.MAX_OUTPUT_TOKENS}
+    usage_out = {"output_tokens": MAX_OUTPUT_TOKENS}
     big_reads = [tool_use("read_file", {"path": "big.txt"}, usage=usage_out) + tool_use("grep", {"pattern": "y"})
-                 for _ in range(oracle.MAX_TOOL_ROUNDS)]
+                 for _ in range(MAX_TOOL_ROUNDS)]
     api_env.enqueue(*big_reads, text("oops", usage=usage_out), text(json.dumps(VERDICT), usage=usage_out))
     goal = make_goal(project)
     judge_ = get_oracle(goal.oracle, goal)
@@ -256,34 +260,11 @@ def test_a_huge_failing_run_stays_small_and_names_every_failing_test(project):
     evidence = RED.model_copy(update={"failure_lines": lines + lines, "output_tail": log[-8192:],
                                       "output_head": log[:4096]})
     built = build_input(make_goal(project), [evidence, GREEN.model_copy(update={"index": 1})], "x" * 100_000)
-    assert built.estimated_tokens() <= oracle.MAX_INPUT_TOKENS
+    assert built.estimated_tokens() <= MAX_INPUT_TOKENS
     text_ = built.to_json()
     assert all(n.split("::")[1] in text_ for n in names)
     assert "500 failed, 20 passed" in text_
     assert len(built.maker_summary) <= 4_000
-
-
-# ---- parsing ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("answer", [
-    '{"converged": true}',
-    'Verdict:\n```json\n{"converged": true}\n```\n',
-    'I checked everything. {"converged": true, "reasons": ["ok"]} Done.',
-    '```\n{"converged": false}\n```\n\nFinal:\n```json\n{"converged": true}\n```',
-])
-def test_parse_verdict_takes_one_object_fenced_or_bare(answer):
-    assert oracle.parse_verdict(answer).converged is True
-
-
-@pytest.mark.parametrize("answer, problem", [
-    ("", "empty"), ("no verdict here", "no JSON object"), ("[1, 2]", "list, not an object"),
-    ('{"converged": NaN}', "not valid JSON"), ('{"converged": true, "extra": 1}', "verdict schema"),
-    ('{"converged": true, "confidence": 2}', "verdict schema"),
-])
-def test_parse_verdict_is_strict(answer, problem):
-    with pytest.raises(oracle.BadAnswer, match=problem):
-        oracle.parse_verdict(answer)
 
 
 # ---- command ----------------------------------------------------------------------------------
@@ -305,10 +286,10 @@ def command_printing(tmp_path, output: str, code: int = 0) -> str:
     ('{"ok": false, "reason": "add is wrong"}', False, ["add is wrong"], "add is wrong", None),
     ('{"ok": false, "reason": "needs a license key", "impossible": true}', False, ["needs a license key"],
      "needs a license key", "needs a license key"),
-    ('{"ok": false}', False, [oracle.NO_REASON], oracle.NO_REASON, None),
+    ('{"ok": false}', False, [NO_REASON], NO_REASON, None),
     ('{"decision": "done", "reason": "finished", "score": 9}', True, ["finished"], "", None),
     ('{"decision": "continue", "reason": "test_add fails"}', False, ["test_add fails"], "test_add fails", None),
-    ('{"decision": "replan"}', False, [oracle.NO_REASON], f"Step back and re-plan the approach: {oracle.NO_REASON}", None),
+    ('{"decision": "replan"}', False, [NO_REASON], f"Step back and re-plan the approach: {NO_REASON}", None),
 ])
 def test_command_oracle_maps_each_verdict_shape(project, tmp_path, output, converged, reasons, hint, unfixable):
     goal = make_goal(project, provider="command", command=command_printing(tmp_path, output))
@@ -425,7 +406,7 @@ def claude_code_judge(fake_api, project, claude_bin, answer):
 
     fake_api.set_responder(responder)
     goal = make_goal(project, provider="claude-cli")
-    judge_ = oracle.ClaudeCliOracle(MODEL, project, claude_bin, timeout=30, max_retries=0)
+    judge_ = ClaudeCliOracle(MODEL, project, claude_bin, timeout=30, max_retries=0)
     return judge_, build_input(goal, [RED], "I fixed add()."), seen
 
 

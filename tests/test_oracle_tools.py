@@ -7,7 +7,7 @@ import os
 import pytest
 
 from goal_convergence.models import ConditionEvidence
-from goal_convergence.oracle_tools import MAX_READ_LINES, Toolbox
+from goal_convergence.oracle.tools import MAX_READ_LINES, Toolbox
 from tests.conftest import git
 
 

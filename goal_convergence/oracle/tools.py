@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import GoalConvergenceError
-from .tree import SKIP_DIRS
-from .models import ConditionEvidence
+from ..errors import GoalConvergenceError
+from ..models import ConditionEvidence
+from ..tree import SKIP_DIRS
 
 MAX_RESULT_CHARS = 8_000
 MAX_READ_LINES = 400

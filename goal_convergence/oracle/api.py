@@ -1,0 +1,123 @@
+"""The ``anthropic`` judge: the Messages API, with read-only tools confined to the project root.
+
+The SDK is imported only inside the calls that use it: the hooks import this package on every stop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import cost as pricing
+from ..models import ConditionEvidence, Cost
+from .input import OracleInput
+from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, cost_upper_bound, repair_message,
+                     system_prompt, token_estimate, user_message)
+from .settings import oracle_retries, oracle_timeout
+from .tools import MAX_RESULT_CHARS, Toolbox, cut
+from .verdict import BadAnswer, JudgeError, Judgement, parse_verdict
+
+_TOOLS = ("Tools: read_file, list_files, grep and git are read-only and confined to the project root; "
+          "rerun_condition runs one of the goal's own conditions again (by index).")
+
+
+class AnthropicOracle:
+    """The Messages API, with read-only tools. The SDK reads ANTHROPIC_API_KEY (or
+    ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, and retries with backoff itself."""
+
+    name = "anthropic"
+
+    def __init__(self, model: str, root: Path, rerun: Callable[[int], ConditionEvidence] | None = None, *,
+                 timeout: float | None = None, max_retries: int | None = None) -> None:
+        self.model = model
+        self.price = pricing.price_for(model)  # an unknown price fails now, not after a paid call
+        self.toolbox = Toolbox(root, rerun)
+        self.timeout = oracle_timeout() if timeout is None else timeout
+        self.max_retries = oracle_retries() if max_retries is None else max_retries
+        # Sampling parameters are never sent: Haiku 5.5 rejects temperature, top_p and top_k.
+        self.system = [{"type": "text", "text": system_prompt(_TOOLS), "cache_control": {"type": "ephemeral"}}]
+
+    def estimate_cost(self, oracle_input: OracleInput) -> float:
+        base = (token_estimate(self.system[0]["text"]) + token_estimate(json.dumps(self.toolbox.definitions))
+                + token_estimate(user_message(oracle_input)))
+        return cost_upper_bound(self.price, base)
+
+    def judge(self, oracle_input: OracleInput) -> Judgement:
+        import anthropic
+
+        client = anthropic.Anthropic(timeout=self.timeout, max_retries=self.max_retries)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": user_message(oracle_input)}]
+        spent, rounds, notes = Cost(), 0, []
+        repaired = False
+        while True:
+            extra: dict[str, Any] = {"tool_choice": {"type": "none"}} if rounds >= MAX_TOOL_ROUNDS else {}
+            try:
+                reply = client.messages.create(model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=self.system,
+                                               tools=self.toolbox.definitions, messages=messages, **extra)
+            except anthropic.APIError as exc:
+                raise JudgeError(self._failure(exc), spent) from None
+            usage = reply.usage.model_dump()
+            spent = spent + Cost(dollars=pricing.usage_cost(self.model, usage), tokens=pricing.usage_tokens(usage))
+            content = [b.model_dump(mode="json", exclude_none=True) for b in reply.content]
+            # The API refuses an empty assistant turn in the history, and a repair round needs one.
+            messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no answer)"}]})
+            calls = [b for b in reply.content if b.type == "tool_use"]
+            if calls:
+                if rounds >= MAX_TOOL_ROUNDS:
+                    raise JudgeError(f"the oracle still asked for tools after its {MAX_TOOL_ROUNDS} rounds; "
+                                     "it gave no verdict", spent)
+                rounds += 1
+                messages.append({"role": "user", "content": self._run_tools(calls, last=rounds == MAX_TOOL_ROUNDS)})
+                continue
+            if reply.stop_reason == "refusal":
+                raise JudgeError("the oracle model refused to judge this iteration; look at the objective and "
+                                 "the evidence, or choose another --oracle-model", spent)
+            try:
+                verdict = parse_verdict("".join(b.text for b in reply.content if b.type == "text"))
+            except BadAnswer as exc:
+                if repaired:
+                    raise JudgeError(f"the oracle's answer was not a valid verdict, twice: {exc}", spent) from None
+                repaired = True
+                notes.append(f"the first answer was not a valid verdict ({cut(str(exc), 200)}); asked again")
+                messages.append({"role": "user", "content": repair_message(exc)})
+                continue
+            if rounds:
+                notes.append(f"{rounds} tool round(s)")
+            return Judgement(verdict=verdict, cost=spent, model=self.model, notes=notes)
+
+    def _run_tools(self, calls: list[Any], last: bool) -> list[dict[str, Any]]:
+        left = ROUND_RESULT_CHARS
+        results: list[dict[str, Any]] = []
+        for call in calls:
+            if left < 200:
+                text, error = "skipped: this round's tool output budget is spent; ask again in the next round", True
+            else:
+                text, error = self.toolbox.run(call.name, call.input, limit=min(MAX_RESULT_CHARS, left))
+                left -= len(text)
+            results.append({"type": "tool_result", "tool_use_id": call.id, "content": text,
+                            **({"is_error": True} if error else {})})
+        if last:
+            results.append({"type": "text", "text": "That was your last tool round: answer now with the verdict."})
+        return results
+
+    def _failure(self, exc: Exception) -> str:
+        import anthropic
+
+        if isinstance(exc, anthropic.APITimeoutError):
+            return (f"the oracle API did not answer within {self.timeout:g} s ({self.max_retries} retries); "
+                    "raise GOAL_CONVERGENCE_ORACLE_TIMEOUT or try again later")
+        if isinstance(exc, anthropic.AuthenticationError):
+            return "the oracle API refused the credentials (401): check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            retried = status in (408, 409, 429) or status >= 500
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else {}
+            detail = f"{error.get('type', 'error')}: {error['message']}" if error.get("message") else exc.message
+            return (f"the oracle API answered {status}{f' after {self.max_retries} retries' if retried else ''} "
+                    f"({cut(detail, 300)}); "
+                    + ("try again later, or raise GOAL_CONVERGENCE_ORACLE_RETRIES" if retried else
+                       f"check --oracle-model ({self.model}) and the API settings"))
+        return f"could not reach the oracle API ({exc}); check the network and ANTHROPIC_BASE_URL"

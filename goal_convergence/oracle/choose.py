@@ -1,0 +1,58 @@
+"""Choosing the judge a goal asks for, and what every judge answers to."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from .. import claude_code
+from ..errors import OracleUnavailable
+from ..models import ConditionEvidence, Goal, OracleConfig
+from .api import AnthropicOracle
+from .claude_cli import ClaudeCliOracle
+from .command import CommandOracle
+from .conditions_only import ConditionsOracle
+from .input import OracleInput
+from .verdict import Judgement
+
+
+class Oracle(Protocol):
+    name: str
+
+    def judge(self, oracle_input: OracleInput) -> Judgement: ...
+
+    def estimate_cost(self, oracle_input: OracleInput) -> float: ...
+
+
+SET_UP = ("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the anthropic oracle, or install Claude Code and "
+          "log in (`npm install -g @anthropic-ai/claude-code`, then `claude`) for the claude-cli oracle; or choose "
+          "`--oracle command --oracle-cmd CMD`, or `--oracle conditions` to judge by the conditions alone")
+
+
+def get_oracle(config: OracleConfig, goal: Goal, *,
+               rerun: Callable[[int], ConditionEvidence] | None = None) -> Oracle:
+    """The judge ``config`` asks for. ``auto`` is anthropic when an API key is set, else claude-cli
+    when Claude Code is installed. Raises OracleUnavailable (and PriceUnknown for a model with no price)."""
+    root = Path(goal.project_root)
+    has_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    provider = config.provider
+    if provider == "auto":
+        provider = "anthropic" if has_key else "claude-cli" if claude_code.binary() else ""
+        if not provider:
+            raise OracleUnavailable(f"no oracle can run here: {SET_UP}")
+    if provider == "anthropic":
+        if not has_key:
+            raise OracleUnavailable(f"the anthropic oracle needs an API key: {SET_UP}")
+        return AnthropicOracle(config.model, root, rerun)
+    if provider == "claude-cli":
+        claude = claude_code.binary()
+        if not claude:
+            raise OracleUnavailable(f"the claude-cli oracle needs Claude Code on PATH (or CLAUDE_BIN): {SET_UP}")
+        return ClaudeCliOracle(config.model, root, claude)
+    if provider == "command":
+        if not config.command:
+            raise OracleUnavailable("the command oracle needs a program: pass --oracle-cmd CMD")
+        return CommandOracle(config.command, root)
+    return ConditionsOracle(config.expect)

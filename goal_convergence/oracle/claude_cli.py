@@ -1,0 +1,84 @@
+"""The ``claude-cli`` judge: the user's own Claude Code (``claude -p``), for a login without an API key."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .. import claude_code
+from .. import cost as pricing
+from ..models import Cost
+from .input import OracleInput
+from .prompt import MAX_TOOL_ROUNDS, cost_upper_bound, schema_text, system_prompt, token_estimate, user_message
+from .settings import oracle_retries, oracle_timeout
+from .tools import cut
+from .verdict import BadAnswer, JudgeError, Judgement, check_verdict, parse_verdict
+
+# Claude Code's own system prompt remnant and its Read/Grep/Glob/StructuredOutput tool definitions.
+CLAUDE_CODE_OVERHEAD_TOKENS = 4_000
+_TOOLS = "Tools: Read, Grep and Glob, inside the project folder only."
+
+
+class ClaudeCliOracle:
+    """The user's own Claude Code, through its login: ``claude -p`` in safe, restricted mode with
+    only Read, Grep and Glob, the verdict schema as structured output, and its own cost figure."""
+
+    name = "claude-cli"
+
+    def __init__(self, model: str, root: Path, claude: str, *, timeout: float | None = None,
+                 max_retries: int | None = None) -> None:
+        self.model = model
+        self.price = pricing.price_for(model)
+        self.root = Path(root)
+        self.claude = claude
+        self.timeout = oracle_timeout() if timeout is None else timeout
+        self.max_retries = oracle_retries() if max_retries is None else max_retries
+        self.system = system_prompt(_TOOLS)
+
+    def estimate_cost(self, oracle_input: OracleInput) -> float:
+        base = CLAUDE_CODE_OVERHEAD_TOKENS + token_estimate(self.system) + token_estimate(user_message(oracle_input))
+        return cost_upper_bound(self.price, base)
+
+    def command(self, oracle_input: OracleInput) -> list[str]:
+        return [self.claude, "-p", "--safe-mode", "--restricted", "--model", self.model,
+                "--tools", "Read,Grep,Glob", "--json-schema", schema_text(), "--output-format", "json",
+                "--no-session-persistence", "--system-prompt", self.system,
+                "--max-turns", str(MAX_TOOL_ROUNDS + 2),
+                "--max-budget-usd", f"{self.estimate_cost(oracle_input):.4f}"]
+
+    def judge(self, oracle_input: OracleInput) -> Judgement:
+        # Inside a Claude Code session these would tie the nested run to the outer session.
+        env = claude_code.detached_env()
+        env.update(API_TIMEOUT_MS=str(int(self.timeout * 1000)), CLAUDE_CODE_MAX_RETRIES=str(self.max_retries))
+        wall = self.timeout * (MAX_TOOL_ROUNDS + 2)
+        try:
+            done = subprocess.run(self.command(oracle_input), input=user_message(oracle_input), cwd=self.root,
+                                  env=env, capture_output=True, text=True, timeout=wall)
+        except subprocess.TimeoutExpired:
+            raise JudgeError(f"claude -p gave no verdict within {wall:g} s; raise GOAL_CONVERGENCE_ORACLE_TIMEOUT "
+                             "or try again later") from None
+        except OSError as exc:
+            raise JudgeError(f"could not run {self.claude} ({exc}); check the Claude Code install") from None
+        try:
+            result = claude_code.PrintResult.model_validate_json(done.stdout.strip() or "{}")
+        except ValidationError:
+            raise JudgeError(f"claude -p exited {done.returncode} without a result: "
+                             f"{cut((done.stderr or done.stdout).strip(), 500) or 'no output'}; "
+                             "run `claude -p hi` to check the login") from None
+        spent = Cost(dollars=result.total_cost_usd,
+                     tokens=result.tokens)
+        if result.is_error or result.subtype != "success":
+            detail = "; ".join(map(str, result.errors)) or result.result or "no detail"
+            how = "an error" if result.subtype == "success" else result.subtype
+            raise JudgeError(f"claude -p ended with {how}: {cut(detail, 500)}", spent)
+        try:
+            if isinstance(result.structured_output, dict):
+                verdict = check_verdict(result.structured_output)
+            else:  # the model wrote its verdict as text instead of calling StructuredOutput
+                verdict = parse_verdict(result.result or "")
+        except BadAnswer as exc:
+            raise JudgeError(f"claude -p gave no valid verdict (structured output): {exc}", spent) from None
+        return Judgement(verdict=verdict, cost=spent, model=self.model,
+                         notes=[f"claude -p, {result.num_turns} turn(s)"])

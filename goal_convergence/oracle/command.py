@@ -1,0 +1,44 @@
+"""The ``command`` judge: any program that reads the input as JSON on stdin and prints a verdict."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from .input import OracleInput
+from .prompt import MAX_TOOL_ROUNDS
+from .settings import oracle_timeout
+from .tools import cut
+from .verdict import BadAnswer, JudgeError, Judgement, parse_foreign_verdict
+
+
+class CommandOracle:
+    """A program of the user's: the input as JSON on stdin, a verdict on stdout, run in the project
+    root. Its own spending is unknown to us and not counted."""
+
+    name = "command"
+
+    def __init__(self, command: str, root: Path, *, timeout: float | None = None) -> None:
+        self.command = command
+        self.root = Path(root)
+        self.timeout = (oracle_timeout() if timeout is None else timeout) * (MAX_TOOL_ROUNDS + 2)
+
+    def estimate_cost(self, oracle_input: OracleInput) -> float:
+        return 0.0
+
+    def judge(self, oracle_input: OracleInput) -> Judgement:
+        try:
+            done = subprocess.run(self.command, shell=True, input=oracle_input.to_json(), cwd=self.root,
+                                  capture_output=True, text=True, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise JudgeError(f"the oracle command gave no verdict within {self.timeout:g} s: {self.command}") from None
+        if done.returncode != 0:
+            stderr = cut(done.stderr.strip(), 500) or "no stderr"
+            raise JudgeError(f"the oracle command exited {done.returncode}: {stderr}; it must print a verdict "
+                             f"and exit 0 ({self.command})")
+        try:
+            verdict = parse_foreign_verdict(done.stdout)
+        except BadAnswer as exc:
+            raise JudgeError(f"the oracle command's output is not a verdict: {exc} ({self.command})") from None
+        return Judgement(verdict=verdict, model=f"command: {cut(self.command, 100)}",
+                         notes=["the command oracle's own cost is not counted"])

@@ -1,0 +1,185 @@
+"""The oracle's input: a goal and its fresh condition evidence, bounded to a few thousand tokens.
+
+``build_input`` keeps the name of every failing test the evidence names; what gives way is
+messages, details and output tails (``compact_failures``, ``_clip``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import Field
+
+from .. import tree
+from ..models import Census, ConditionEvidence, ConditionType, Goal, Integrity, Iteration, Model
+from .tools import cut
+
+MAX_INPUT_TOKENS = 8_000
+# chars/4 of the input JSON stays under MAX_INPUT_TOKENS, with room for the message around it.
+INPUT_CHARS = 28_000
+
+
+class ConditionInput(Model):
+    index: int
+    type: ConditionType
+    command: str
+    passed: bool
+    exit_code: int | None = None
+    timed_out: bool = False
+    threshold: float | None = None
+    coverage: float | None = None
+    error: str | None = None
+    failures: list[str] = Field(default_factory=list)
+    tail: str = ""
+
+
+class PastIteration(Model):
+    number: int
+    converged: bool | None = None
+    reasons: list[str] = Field(default_factory=list)
+    next_hint: str = ""
+    judge_error: str | None = None
+    action: str
+    condition_fingerprints: list[str] = Field(default_factory=list)
+    tree_fingerprint: str = ""
+
+
+class IntegrityInput(Model):
+    """The integrity guard's findings, as the oracle reads them."""
+
+    enforced: bool
+    changed: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)
+    census: list[str] = Field(default_factory=list)
+    pristine: str = ""
+    issues: list[str] = Field(default_factory=list)
+
+
+class OracleInput(Model):
+    objective: str
+    conditions: list[ConditionInput]
+    maker_summary: str | None = None
+    recent_iterations: list[PastIteration] = Field(default_factory=list)
+    diff_stat: str = ""
+    integrity: IntegrityInput | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(self.dump(), ensure_ascii=False, separators=(",", ":"))
+
+    def estimated_tokens(self) -> int:
+        """chars/4 of the JSON: no tokenizer offline, and this errs high for English and code."""
+        return -(-len(self.to_json()) // 4)
+
+
+def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: str | None,
+                guard: Integrity | None = None) -> OracleInput:
+    """The oracle's input, bounded to ``INPUT_CHARS``. Every failing test the evidence names keeps
+    its name; what gives way is messages, details and output tails."""
+    root = Path(goal.project_root)
+    fixed = OracleInput(
+        objective=_clip(goal.objective, 2_000),
+        conditions=[],
+        maker_summary=_clip(maker_summary, 4_000, head=1_000) if maker_summary else None,
+        recent_iterations=[_past(it) for it in goal.history[-3:]],
+        diff_stat=_clip(tree.diff_stat(root, goal.base_commit), 2_000),
+        integrity=_integrity(goal, evidence, guard) if guard is not None else None,
+    )
+    thresholds = {i: c.threshold for i, c in enumerate(goal.stopping_conditions)}
+    each = max(1_000, (INPUT_CHARS - len(fixed.to_json())) // max(1, len(evidence)))
+    while True:
+        built = fixed.model_copy(update={"conditions": [_condition(ev, thresholds.get(ev.index), each)
+                                                        for ev in evidence]})
+        if len(built.to_json()) <= INPUT_CHARS or each < 400:
+            return built
+        each = each * 3 // 4
+
+
+def _condition(ev: ConditionEvidence, threshold: float | None, budget: int) -> ConditionInput:
+    failures = compact_failures(ev.failure_lines, budget * 2 // 3 if not ev.passed else budget // 4)
+    left = budget - sum(len(f) + 4 for f in failures) - len(ev.command) - 200
+    tail = _clip(ev.output_tail or ev.output_head, min(3_000 if not ev.passed else 600, max(0, left)), head=0)
+    return ConditionInput(index=ev.index, type=ev.type, command=_clip(ev.command, 500) or "", passed=ev.passed,
+                          exit_code=ev.exit_code, timed_out=ev.timed_out, threshold=threshold,
+                          coverage=ev.coverage, error=_clip(ev.error, 500), failures=failures, tail=tail)
+
+
+def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) -> IntegrityInput:
+    start = goal.baseline.census if goal.baseline else []
+
+    def census(i: int, now: Census | None) -> str:
+        before = start[i] if i < len(start) else None
+        return (f"[{i}] now {now.summary if now else 'no census'}; "
+                f"at the start {before.summary if before else 'no census (unknown runner)'}")
+
+    p = guard.pristine
+    pristine = guard.pristine_note if p is None else (
+        f"{'passed' if p.passed else 'failed'} in {p.duration_seconds:g}s with "
+        f"{len(p.restored)} original file(s) restored and {len(p.removed)} added file(s) removed"
+        + (": " + "; ".join(_clip(f, 300) or "" for f in p.failures[:5]) if p.failures else ""))
+    return IntegrityInput(enforced=guard.enforced, changed=guard.changed[:30], deleted=guard.deleted[:30],
+                          added=guard.added[:30], census=[census(e.index, e.census) for e in evidence],
+                          pristine=pristine,
+                          issues=[_clip(f"{i.kind}: {i.subject}: {i.detail}", 300) or "" for i in guard.issues[:10]])
+
+
+def _past(it: Iteration) -> PastIteration:
+    v = it.verdict
+    return PastIteration(
+        number=it.number, converged=v.converged if v else None,
+        reasons=[_clip(r, 300) or "" for r in v.reasons[:3]] if v else [],
+        next_hint=(_clip(v.next_hint, 600) or "") if v else "", judge_error=_clip(it.judge_error, 300),
+        action=it.decision.action,
+        # 12 hex digits tell "same as before" apart as well as 64 do, at a fifth of the tokens.
+        condition_fingerprints=[c.fingerprint[:12] for c in it.conditions],
+        tree_fingerprint=it.tree_fingerprint[:12],
+    )
+
+
+# pytest "FAILED path::test - message", unittest "FAIL: test (mod.Class)", go "--- FAIL: TestX (0.01s)".
+_TEST_ID = re.compile(r"^(FAILED|ERROR|FAIL:|ERROR:|--- FAIL:)\s+(.+?)(?:\s+-\s+.*)?$")
+_GO_TIME = re.compile(r"\s+\(\d+(?:\.\d+)?m?s\)$")
+
+
+def compact_failures(lines: list[str], budget: int) -> list[str]:
+    """The failure lines, deduplicated, in at most about ``budget`` characters. When they do not
+    fit, every failing test is still named (grouped by file, without its message) and the
+    messages and details fill what room is left."""
+    lines = list(dict.fromkeys(s.strip() for s in lines if s.strip()))
+    if sum(len(s) + 4 for s in lines) <= budget:
+        return lines
+    groups: dict[tuple[str, str], list[str]] = {}
+    others: list[str] = []
+    for line in lines:
+        m = _TEST_ID.match(line)
+        if not m:
+            others.append(line)
+            continue
+        name = _GO_TIME.sub("", m.group(2))
+        where, sep, test = name.partition("::")
+        key = (m.group(1), where + sep if sep else "")
+        groups.setdefault(key, []).append(test if sep else name)
+    named = [f"{kind} {where}{', '.join(tests)}" if where else f"{kind} {', '.join(tests)}"
+             for (kind, where), tests in groups.items()]
+    out = [cut(s, max(200, budget - 200)) for s in named]
+    room = budget - sum(len(s) + 4 for s in out)
+    for line in others + [s for s in lines if _TEST_ID.match(s)]:
+        if len(line) + 4 <= room:
+            out.append(line)
+            room -= len(line) + 4
+    return out
+
+
+def _clip(text: str | None, limit: int, head: int = 0) -> str | None:
+    """At most ``limit`` characters: the first ``head`` and the rest from the end, which is where
+    runners and makers put their summaries."""
+    if text is None or len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    marker = f"\n... ({len(text) - limit} characters cut) ...\n"
+    keep = max(0, limit - len(marker))
+    first = min(head, keep)
+    return text[:first] + marker + text[len(text) - (keep - first):]

@@ -1,0 +1,80 @@
+"""What one judge call sends and may spend: the system prompt, the user and repair messages, the
+verdict schema as a model reads it, and the most a call can cost."""
+
+from __future__ import annotations
+
+import json
+
+from .. import cost as pricing
+from .. import schema
+from .input import OracleInput
+from .verdict import BadAnswer
+
+MAX_TOOL_ROUNDS = 8
+MAX_OUTPUT_TOKENS = 4096
+ROUND_RESULT_CHARS = 12_000  # all tool results of one round together
+
+
+def schema_text() -> str:
+    """The verdict schema without "$schema" and "$id": they mean nothing to a model, and Claude
+    Code's validator refuses a schema that names draft 2020-12's meta-schema."""
+    doc = {k: v for k, v in schema.load("verdict").items() if k not in ("$schema", "$id")}
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def system_prompt(tools: str) -> str:
+    """The oracle's instructions: static, so the API can cache them."""
+    return f"""You are the oracle of goal-convergence: an independent judge with read-only tools. A coding \
+agent, the maker, works toward an objective in this project and has just tried to stop. You did not \
+write its code and you do not take its summary on trust: you check.
+
+The input, as JSON: the objective; each stopping condition (its command, whether it passed, exit code, \
+failing tests and the tail of its output); the maker's summary of its iteration; the last iterations \
+(verdicts, hints and fingerprints: the same fingerprints again mean no progress); the diff stat since \
+the goal began; and the integrity guard's findings: check-defining files (tests, runner configs, the \
+scripts the checks run) changed, deleted or added since the goal began, the test census now and at \
+the start, the re-run of the checks with the original check files, and the issues it found.
+
+How to judge:
+- The stopping conditions are ground truth. A condition that failed is failed; your own check can add \
+a requirement, never remove one.
+- A goal is never met by weakening, skipping or deleting its checks: deleted or emptied tests, skip or \
+xfail marks, loosened assertions, lowered thresholds, excluded files, `|| true`, or edits to the \
+scripts and configs the checks run. A change to a check-defining file is suspect: read it and accept \
+it only if the objective itself calls for it.
+- Judge the objective, not only the checks: when the checks pass but the objective is not met, the \
+goal has not converged.
+- nextHint: one concrete next step for the maker: the file, the function, the failing test, and what \
+to change. Leave it empty only when the goal has converged.
+- unfixable: only when the goal cannot be reached in this project by changing its code (it needs a \
+credential, a service, or a decision only the user can make), with the evidence; otherwise leave it out.
+- confidence: how sure you are, from 0 to 1.
+- {tools} Use at most {MAX_TOOL_ROUNDS} rounds of tools, and only what you need.
+
+Answer with one JSON object that matches this JSON Schema, and nothing else:
+{schema_text()}"""
+
+
+def user_message(oracle_input: OracleInput) -> str:
+    return f"Judge this iteration.\n\n```json\n{oracle_input.to_json()}\n```"
+
+
+def repair_message(problem: BadAnswer) -> str:
+    return (f"Your answer is not a valid verdict: {problem}. Answer again with only the JSON object, "
+            "matching the schema, and no other text.")
+
+
+def token_estimate(text: str) -> int:
+    return -(-len(text) // 4)
+
+
+def cost_upper_bound(price: pricing.Price, base_tokens: int) -> float:
+    """The most one judge call can cost: every tool round used, each round's results and output fed
+    back as input, every call answering ``MAX_OUTPUT_TOKENS``, a repair round, and no cache hit."""
+    calls = MAX_TOOL_ROUNDS + 2
+    grow = ROUND_RESULT_CHARS // 4 + MAX_OUTPUT_TOKENS
+    if price.long_context and base_tokens + (calls - 1) * grow > (price.long_context_above or 0):
+        price = price.long_context
+    tokens_in = calls * base_tokens + grow * calls * (calls - 1) // 2
+    per_in = max(price.input, price.cache_write_5m, price.cache_write_1h)
+    return (tokens_in * per_in + calls * MAX_OUTPUT_TOKENS * price.output) / 1e6
