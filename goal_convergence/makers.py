@@ -13,7 +13,8 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from . import claude_code, conditions, render
+from . import conditions, render
+from .claude_code import printmode
 from .engine import MakerReport
 from .errors import MakerError
 from .models import Cost, Goal
@@ -69,7 +70,7 @@ class ClaudeMaker:
     name: str = "claude"
 
     def command(self, goal: Goal, hint: str) -> list[str]:
-        binary = claude_code.binary()
+        binary = printmode.binary()
         if not binary:
             raise MakerError("the claude maker needs Claude Code: install it (npm install -g @anthropic-ai/claude-code) "
                              "or set CLAUDE_BIN, or use --maker-cmd CMD")
@@ -84,11 +85,11 @@ class ClaudeMaker:
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
         try:
             proc = subprocess.run(self.command(goal, hint), cwd=goal.project_root, capture_output=True, text=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL, env=claude_code.detached_env())
+                                  timeout=timeout, stdin=subprocess.DEVNULL, env=printmode.detached_env())
         except subprocess.TimeoutExpired:
             return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
         try:
-            result = claude_code.PrintResult.model_validate_json(proc.stdout.strip() or "{}")
+            result = printmode.PrintResult.model_validate_json(proc.stdout.strip() or "{}")
         except ValidationError:
             tail = (proc.stderr or proc.stdout).strip()[-500:]
             return MakerReport(summary=f"[claude -p exited {proc.returncode} without a result: {tail}]", failed=True)

@@ -27,7 +27,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import cost as pricing
-from . import claude_code, schema, tree
+from . import schema, tree
+from .claude_code import printmode as claude_code
 from .errors import InvalidInput, OracleError, OracleUnavailable
 from .models import (Census, ConditionEvidence, ConditionResult, ConditionType, Cost, Goal, Integrity, Iteration,
                      Model, OracleConfig, Unfixable, Verdict)
