@@ -64,7 +64,7 @@ class GoalSpec:
             self.checks.append(command)
 
 
-def _project(path: Path | str | None) -> Path:
+def find_project(path: Path | str | None) -> Path:
     """The project root of the folder the user named (default: cwd), which must exist."""
     folder = Path(path or os.getcwd()).expanduser().resolve()
     if not folder.is_dir():
@@ -196,7 +196,7 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     now = now or datetime.now(UTC)
     if not spec.objective.strip():
         raise InvalidInput("the objective is empty; say what should be true when the goal is done")
-    root = _project(spec.project)
+    root = find_project(spec.project)
     with _user_input():
         oracle = OracleConfig(provider=spec.oracle_provider, model=spec.oracle_model,  # type: ignore[arg-type]
                               command=spec.oracle_command, expect=spec.expect)
@@ -256,7 +256,7 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
     """The goal named, or else the one open goal of the current project."""
     if goal_id:
         return store.load(Goal, goal_id)
-    root = str(_project(project))
+    root = str(find_project(project))
     found = [s for s in store.summaries() if s["projectRoot"] == root and s["state"] in states]
     if not found:
         raise GoalNotFound(f"no {' or '.join(states)} goal in {root}; start one with `goal new OBJECTIVE` "
