@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from goal_convergence import goals, transcript  # noqa: E402
+from goal_convergence import goals  # noqa: E402
+from goal_convergence.claude_code import transcript  # noqa: E402
 from goal_convergence.models import Goal, new_id  # noqa: E402
 from goal_convergence.store import Store  # noqa: E402
 

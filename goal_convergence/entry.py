@@ -8,7 +8,7 @@ import sys
 
 def main() -> None:
     if sys.argv[1:2] == ["hook"]:
-        from .hooks import main as hook_main
+        from .claude_code.dispatch import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
     from .cli import main as cli_main

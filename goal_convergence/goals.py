@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, conditions, cost, inference, integrity, lifecycle, notify, tree
+from . import budget, conditions, cost, index, inference, integrity, lifecycle, notify, tree
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown
 from .index import OPEN_STATES
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition,
@@ -65,17 +64,12 @@ class GoalSpec:
             self.checks.append(command)
 
 
-def project_root(path: Path | str | None = None) -> Path:
-    """The git top level of ``path`` (default: cwd), or the folder itself outside git."""
+def find_project(path: Path | str | None) -> Path:
+    """The project root of the folder the user named (default: cwd), which must exist."""
     folder = Path(path or os.getcwd()).expanduser().resolve()
     if not folder.is_dir():
         raise InvalidInput(f"project folder {folder} does not exist; pass an existing folder with --project")
-    try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        top = ""
-    return Path(top).resolve() if top else folder
+    return index.project_root(folder)
 
 
 def check_models_differ(oracle: OracleConfig, maker_model: str | None) -> None:
@@ -175,7 +169,7 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     now = now or datetime.now(UTC)
     if not spec.objective.strip():
         raise InvalidInput("the objective is empty; say what should be true when the goal is done")
-    root = project_root(spec.project)
+    root = find_project(spec.project)
     with _user_input():
         oracle = OracleConfig(provider=spec.oracle_provider, model=spec.oracle_model,  # type: ignore[arg-type]
                               command=spec.oracle_command, expect=spec.expect)
@@ -222,8 +216,8 @@ def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: Or
 
 
 def _refuse_second_goal_in_session(store: Store, session_id: str, except_id: str | None = None) -> None:
-    for s in store.summaries():
-        if s["sessionId"] == session_id and s["state"] == "active" and s["goalId"] != except_id:
+    for s in index.bound_to_session(store.summaries(), session_id):
+        if s["goalId"] != except_id:
             raise InvalidInput(
                 f"this session already works on {s['goalId']} ({s['objective']!r}); "
                 f"pause or abandon it first, or start the new goal in another session"
@@ -235,7 +229,7 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
     """The goal named, or else the one open goal of the current project."""
     if goal_id:
         return store.load(Goal, goal_id)
-    root = str(project_root(project))
+    root = str(find_project(project))
     found = [s for s in store.summaries() if s["projectRoot"] == root and s["state"] in states]
     if not found:
         raise GoalNotFound(f"no {' or '.join(states)} goal in {root}; start one with `goal new OBJECTIVE` "

@@ -121,7 +121,7 @@ def beat(store: Store, project: Path | str | None = None, *, mode: str | None = 
          maker: Maker | None = None, now: datetime | None = None) -> Report:
     """Run the project's checks, record their failures, and with ``run`` work on the new goals
     one after another (``maker`` defaults to `claude -p`)."""
-    root = goals.project_root(project)
+    root = goals.find_project(project)
     settings = config.project_config(root).heartbeat
     mode = mode or settings.mode
     if run and mode == "triage":

@@ -1,4 +1,5 @@
-"""A small summary of every goal, so the hooks' fast path never parses goal files.
+"""A small summary of every goal, so the hooks' fast path never parses goal files, and the
+questions the fast path asks of it: which goal a session is bound to, which project a folder is in.
 
 Hooks run on every turn of every session; this module uses the standard library only. The index
 is a cache: each entry remembers the size and mtime of the goal file it summarises, and a reader
@@ -57,6 +58,26 @@ def read(root: Path) -> list[dict[str, Any]] | None:
     if any(not isinstance(e, dict) or e.get("stamp") != on_disk[gid] for gid, e in entries.items()):
         return None
     return list(entries.values())
+
+
+def bound_to_session(summaries: list[dict[str, Any]], session_id: str | None,
+                     states: tuple[str, ...] = ("active",)) -> list[dict[str, Any]]:
+    """The summaries of the goals bound to ``session_id`` in one of ``states``, in index order. At
+    most one of them is active: a session works on one goal at a time (goals.py refuses a second)."""
+    if not session_id:
+        return []  # a goal without a session is bound to none, and never to a session that has no id
+    return [s for s in summaries if s.get("sessionId") == session_id and s.get("state") in states]
+
+
+def project_root(path: Path | str | None = None) -> Path:
+    """The git top level of ``path`` (default: cwd), or the folder itself outside git. Found by
+    looking for ``.git`` (a folder, or the file of a worktree or submodule), not by running git:
+    the hooks' fast path needs it at every session start."""
+    folder = Path(path or os.getcwd()).expanduser().resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
 
 
 def summary(goal_doc: dict[str, Any], stamp: list[int]) -> dict[str, Any]:

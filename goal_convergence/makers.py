@@ -12,7 +12,8 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from . import claude_code, process, render
+from . import process, render
+from .claude_code import printmode
 from .engine import MakerReport
 from .errors import MakerError
 from .models import Cost, Goal
@@ -71,7 +72,7 @@ class ClaudeMaker:
     name: str = "claude"
 
     def command(self, goal: Goal, hint: str) -> list[str]:
-        binary = claude_code.binary()
+        binary = printmode.binary()
         if not binary:
             raise MakerError("the claude maker needs Claude Code: install it (npm install -g @anthropic-ai/claude-code) "
                              "or set CLAUDE_BIN, or use --maker-cmd CMD")
@@ -86,11 +87,11 @@ class ClaudeMaker:
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
         out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
         done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
-                           env=claude_code.detached_env())
+                           env=printmode.detached_env())
         if done.timed_out:
             return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
         try:
-            result = claude_code.PrintResult.model_validate_json(bytes(out.head).strip() or b"{}")
+            result = printmode.PrintResult.model_validate_json(bytes(out.head).strip() or b"{}")
         except ValidationError:
             tail = (err.last_text() if err.total else out.last_text()).strip()[-500:]
             return MakerReport(summary=f"[claude -p exited {done.code} without a result: {tail}]", failed=True)

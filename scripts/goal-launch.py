@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
@@ -30,12 +31,15 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: goal-launch.py hook <event>  (hook JSON on stdin)\n")
         return 0
     event, data = argv[1], sys.stdin.buffer.read()
-    answer = fast_answer(event, data)
+    fast = fast_path()
+    answer = fast_answer(fast, event, data)
     if answer is None or event == "session-start":
         goal = find_goal()
         notice = start_install() if event == "session-start" and needs_install(goal) else None
         if answer is None:
-            answer = run_hook(goal, event, data) if goal else one_line(event, not_installed())
+            # the CLI need not run the fast path again: it ran here
+            env = {**os.environ, fast.RAN: "1"} if fast else None
+            answer = run_hook(goal, event, data, env) if goal else one_line(event, not_installed())
         if notice:
             answer["systemMessage"] = "\n".join(filter(None, [notice, answer.get("systemMessage")]))
     if answer:
@@ -43,24 +47,32 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def fast_answer(event: str, data: bytes) -> dict | None:
-    """The fast path's answer, or None when the real CLI has work to do (or the fast path cannot run)."""
+def fast_path() -> ModuleType | None:
+    """The plugin's own fast path (goal_convergence/claude_code/fast.py), or None where it cannot run."""
     if sys.version_info < MIN_PYTHON:
         return None
     try:
         sys.path.insert(0, str(ROOT))
-        from goal_convergence import hooks
+        from goal_convergence.claude_code import fast
 
-        return hooks.fast(event, data)
+        return fast
     except Exception:  # a broken or foreign checkout: the CLI decides and reports
         return None
 
 
-def run_hook(goal: str, event: str, data: bytes) -> dict:
+def fast_answer(fast: ModuleType | None, event: str, data: bytes) -> dict | None:
+    """The fast path's answer, or None when the real CLI has work to do (or the fast path cannot run)."""
+    try:
+        return fast.answer(event, data) if fast else None
+    except Exception:  # the CLI's slow path meets the same problem, and reports it in one line
+        return None
+
+
+def run_hook(goal: str, event: str, data: bytes, env: dict | None) -> dict:
     """The answer of `goal hook <event>`; a crash of the CLI itself becomes one line."""
     import subprocess
 
-    done = subprocess.run([goal, "hook", event], input=data, capture_output=True)
+    done = subprocess.run([goal, "hook", event], input=data, capture_output=True, env=env)
     try:
         if done.returncode == 0:
             return json.loads(done.stdout) if done.stdout.strip() else {}

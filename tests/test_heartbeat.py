@@ -12,7 +12,7 @@ import pytest
 
 from goal_convergence.heartbeat import beat
 from goal_convergence.models import Goal
-from goal_convergence.slash import run_command
+from goal_convergence.claude_code.slash import run_command
 from goal_convergence.store import Store
 
 GOAL = [sys.executable, "-m", "goal_convergence"]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals
+from goal_convergence import goals, index
+from goal_convergence.claude_code import hooks
 from goal_convergence.models import Goal, TriageItem
 from goal_convergence.store import Store
 from tests.conftest import REPO
@@ -204,6 +205,71 @@ def test_an_unknown_event_is_one_line():
     assert "unknown hook 'bogus'" in answer["systemMessage"]
 
 
+def test_the_fast_path_loads_the_standard_library_only(project):
+    mine = make_goal(project, session="s-old")
+    code = ("import json, sys\n"
+            f"sys.path.insert(0, {str(REPO)!r})\n"
+            "from goal_convergence.claude_code import fast\n"
+            "answer = fast.answer('session-start', sys.stdin.buffer.read())\n"
+            "print(json.dumps({'answer': answer, 'modules': sorted(sys.modules)}))\n")
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, timeout=60, check=True,
+                          input=json.dumps({"session_id": "s-new", "cwd": str(project), "source": "startup"}).encode())
+    seen = json.loads(done.stdout)
+    assert mine.goal_id in seen["answer"]["hookSpecificOutput"]["additionalContext"]
+    assert {m.split(".")[0] for m in seen["modules"]} & {"pydantic", "click", "anthropic", "jsonschema"} == set()
+
+
+class CountingStore(Store):
+    """A real store that counts its reads of the goal index."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def summaries(self, refresh: bool = False) -> list[dict]:
+        self.reads += 1
+        return super().summaries(refresh)
+
+
+@pytest.mark.parametrize("event, payload", [
+    ("stop", {"message": "I think it is done."}),
+    ("session-start", {"source": "resume"}),
+    ("session-end", {"reason": "other"}),
+])
+def test_the_slow_path_reads_the_index_once_per_hook(project, event, payload):
+    goal = make_goal(project)
+    store = CountingStore()
+    answer = hooks.run(event, json.dumps({**stop_input(project), **payload}).encode(), store)
+    assert store.reads == 1
+    if event == "stop":
+        assert answer["decision"] == "block" and load(goal.goal_id).spent.iterations == 1
+    if event == "session-start":
+        assert answer["systemMessage"].startswith(f"goal-convergence: {goal.goal_id} continues in this session")
+    if event == "session-end":
+        assert load(goal.goal_id).active_since is None
+
+
+def test_the_goals_bound_to_a_session():
+    summaries = [{"goalId": "goal-a", "sessionId": "s-1", "state": "paused"},
+                 {"goalId": "goal-b", "sessionId": "s-1", "state": "active"},
+                 {"goalId": "goal-c", "sessionId": "s-2", "state": "active"},
+                 {"goalId": "goal-d", "sessionId": None, "state": "active"}]
+    assert [s["goalId"] for s in index.bound_to_session(summaries, "s-1")] == ["goal-b"]
+    assert [s["goalId"] for s in index.bound_to_session(summaries, "s-1", ("active", "paused"))] == ["goal-a", "goal-b"]
+    assert index.bound_to_session(summaries, "s-3") == []
+    assert index.bound_to_session(summaries, None) == [] and index.bound_to_session(summaries, "") == []
+
+
+def test_the_project_root_is_the_nearest_folder_with_git(tmp_path):
+    worktree = tmp_path / "repo" / "worktree"
+    (worktree / "src").mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    (worktree / ".git").write_text("gitdir: ../.git/worktrees/worktree\n")  # a worktree's .git is a file
+    assert index.project_root(worktree / "src") == worktree
+    assert index.project_root(tmp_path / "repo") == tmp_path / "repo"
+    assert index.project_root(tmp_path) == tmp_path
+
+
 # ---- the launcher (scripts/goal-launch.py), as hooks/hooks.json starts it ----------------------
 
 def launcher_env(tmp_path: Path, path: str) -> dict:
@@ -223,6 +289,34 @@ def test_the_launcher_runs_the_cli_when_there_is_work(project):
     make_goal(project)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)["decision"] == "block"
+
+
+def counting_goal(tmp_path: Path) -> tuple[Path, Path]:
+    """A `goal` that counts its reads of the goal index (index.read lists the goals folder) into a log."""
+    log, goal = tmp_path / "index-reads.log", tmp_path / "bin" / "goal"
+    goal.parent.mkdir()
+    goal.write_text(f"""#!{sys.executable}
+import atexit, os, sys
+goals_dir = os.path.join(os.environ["GOAL_CONVERGENCE_HOME"], "goals")
+reads = []
+sys.addaudithook(lambda event, args: event == "os.scandir" and str(args[0]) == goals_dir and reads.append(event))
+atexit.register(lambda: open({str(log)!r}, "a").write(f"{{len(reads)}}\\n"))
+from goal_convergence.entry import main
+main()
+""")
+    goal.chmod(0o755)
+    return goal, log
+
+
+def test_a_stop_through_the_launcher_runs_the_fast_path_once(project, tmp_path):
+    goal, log = counting_goal(tmp_path)
+    make_goal(project)
+    env = {**os.environ, "PATH": f"{goal.parent}{os.pathsep}{os.environ['PATH']}"}
+    answer = run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)
+    assert answer.get("decision") == "block", answer
+    assert log.read_text() == "1\n"  # the slow path's read: the launcher's fast path has run already
+    assert run_hook("stop", stop_input(project), cmd=[str(goal), "hook", "stop"])["decision"] == "block"
+    assert log.read_text() == "1\n2\n"  # run directly, `goal hook` runs the fast path first
 
 
 def test_with_no_cli_a_hook_with_work_says_how_to_install_in_one_line(project, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from goal_convergence import engine
 from goal_convergence.models import Goal
-from goal_convergence.slash import run_command
+from goal_convergence.claude_code.slash import run_command
 from goal_convergence.store import Store
 
 NASTY = """don't break the "API"; echo $(touch PWNED1) `touch PWNED2` && rm -rf ~ | cat

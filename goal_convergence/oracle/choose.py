@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from .. import claude_code
+from ..claude_code import printmode
 from ..errors import OracleUnavailable
 from ..models import ConditionEvidence, Goal, OracleConfig
 from .api import AnthropicOracle
@@ -39,7 +39,7 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
     has_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     provider = config.provider
     if provider == "auto":
-        provider = "anthropic" if has_key else "claude-cli" if claude_code.binary() else ""
+        provider = "anthropic" if has_key else "claude-cli" if printmode.binary() else ""
         if not provider:
             raise OracleUnavailable(f"no oracle can run here: {SET_UP}")
     if provider == "anthropic":
@@ -47,7 +47,7 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
             raise OracleUnavailable(f"the anthropic oracle needs an API key: {SET_UP}")
         return AnthropicOracle(config.model, root, rerun)
     if provider == "claude-cli":
-        claude = claude_code.binary()
+        claude = printmode.binary()
         if not claude:
             raise OracleUnavailable(f"the claude-cli oracle needs Claude Code on PATH (or CLAUDE_BIN): {SET_UP}")
         return ClaudeCliOracle(config.model, root, claude)

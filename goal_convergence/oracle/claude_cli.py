@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import claude_code
+from ..claude_code import printmode
 from .. import cost as pricing
 from ..models import Cost
 from .input import OracleInput
@@ -50,7 +50,7 @@ class ClaudeCliOracle:
 
     def judge(self, oracle_input: OracleInput) -> Judgement:
         # Inside a Claude Code session these would tie the nested run to the outer session.
-        env = claude_code.detached_env()
+        env = printmode.detached_env()
         env.update(API_TIMEOUT_MS=str(int(self.timeout * 1000)), CLAUDE_CODE_MAX_RETRIES=str(self.max_retries))
         wall = self.timeout * (MAX_TOOL_ROUNDS + 2)
         try:
@@ -62,7 +62,7 @@ class ClaudeCliOracle:
         except OSError as exc:
             raise JudgeError(f"could not run {self.claude} ({exc}); check the Claude Code install") from None
         try:
-            result = claude_code.PrintResult.model_validate_json(done.stdout.strip() or "{}")
+            result = printmode.PrintResult.model_validate_json(done.stdout.strip() or "{}")
         except ValidationError:
             raise JudgeError(f"claude -p exited {done.returncode} without a result: "
                              f"{cut((done.stderr or done.stdout).strip(), 500) or 'no output'}; "

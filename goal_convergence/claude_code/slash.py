@@ -7,7 +7,8 @@ nothing):
 - a first word ``pause``, ``resume``, ``status``, ``list``, ``abandon``, ``check`` or ``help``
   names a subcommand, and what follows is its goal id and flags;
 - anything else is a new goal: the objective is the free text up to the first ``--flag``, and the
-  flags are `goal new`'s (their values may be quoted; only this part is split into words).
+  flags are `goal new`'s goal and budget flags (options.py; their values may be quoted; only this
+  part is split into words).
 
 A goal started or resumed here is bound to the calling session. Whatever goes wrong becomes text
 that says so (``Reply``), because Claude Code aborts a slash command whose helper fails.
@@ -26,13 +27,14 @@ from pathlib import Path
 
 import click
 
-from . import cli, conditions, goals, render
-from .errors import GoalConvergenceError, InvalidInput
-from .index import OPEN_STATES
-from .models import GOAL_ID_RE, Goal
-from .store import Store
+from .. import conditions, goals, render
+from ..errors import GoalConvergenceError, InvalidInput
+from ..index import OPEN_STATES, bound_to_session
+from ..models import GOAL_ID_RE, Goal
+from ..options import budget_options, goal_options, session_option, spec_from
+from ..store import Store
+from .fast import COMMAND
 
-COMMAND = "/goal-convergence:goal"
 _FIRST_FLAG = re.compile(r"(?:^|\s)--[A-Za-z]")
 WORK_ON_IT = ("Work on the objective now. When you believe it is done, simply stop (end your turn): the checks "
               "and the oracle then run on their own. If they find it is not done, their findings and a hint come "
@@ -93,16 +95,16 @@ def _new(text: str, call: _Call) -> Reply:
     cut = _FIRST_FLAG.search(text)
     objective = (text[:cut.start()] if cut else text).strip()
     flags = _words(text[cut.start():]) if cut else []
-    params = _parse(cli.new_cmd, [*flags, "--", objective])
+    params = _parse(NEW, [*flags, "--", objective])
     del params["objective"]
     params.update(session_id=call.session_id, project=params.get("project") or str(call.cwd))
-    goal = goals.new_goal(call.store, cli.spec_from(objective, params))
+    goal = goals.new_goal(call.store, spec_from(objective, params))
     return Reply(f"goal-convergence started goal {goal.goal_id}, bound to this session.\n\n{_brief(goal)}\n\n{WORK_ON_IT}",
                  f"goal-convergence: started {goal.goal_id} ({render.budget_line(goal)})")
 
 
 def _parse(command: click.Command, args: list[str]) -> dict:
-    """A command's options parsed by the CLI's own definition, so the errors are the CLI's too."""
+    """Options parsed by the CLI's own declarations, so the errors are the CLI's too."""
     with command.make_context(f"{COMMAND} {command.name}", args, help_option_names=[]) as ctx:
         return dict(ctx.params)
 
@@ -126,9 +128,9 @@ def _target(call: _Call, states: tuple[str, ...]) -> Goal:
             f"cannot begin with {', '.join(SUBCOMMANDS)}: to start a goal, reword it (e.g. \"make sure ...\")")
     if ids:
         return call.store.load(Goal, ids[0])
-    for s in call.store.summaries():
-        if call.session_id and s["sessionId"] == call.session_id and s["state"] in states:
-            return call.store.load(Goal, s["goalId"])
+    bound = bound_to_session(call.store.summaries(), call.session_id, states)
+    if bound:
+        return call.store.load(Goal, bound[0]["goalId"])
     return goals.resolve(call.store, None, project=call.cwd, states=states)
 
 
@@ -154,7 +156,7 @@ def _abandon(call: _Call) -> Reply:
 
 
 def _resume(call: _Call) -> Reply:
-    params = _parse(cli.resume_cmd, call.args)
+    params = _parse(RESUME, call.args)
     if params.get("session_id"):
         raise InvalidInput("`resume` binds the goal to this session; leave out --session")
     call.args = [params["goal_id"]] if params.get("goal_id") else []
@@ -194,8 +196,8 @@ def _check(call: _Call) -> Reply:
 
 
 def _help(call: _Call) -> Reply:
-    flags = "\n".join(f"    {p.opts[0]}{'' if p.is_flag else ' VALUE'}  {p.help or ''}" for p in cli.new_cmd.params
-                      if isinstance(p, click.Option) and p.name not in ("json_out", "session_id"))
+    flags = "\n".join(f"    {p.opts[0]}{'' if p.is_flag else ' VALUE'}  {p.help or ''}" for p in NEW.params
+                      if isinstance(p, click.Option) and p.name != "session_id")
     return Reply(f"""{COMMAND}: work on a goal until checks a machine can run pass and an independent oracle agrees.
 
   {COMMAND} OBJECTIVE [FLAGS]   start a goal bound to this session. The objective is the text up to the
@@ -213,6 +215,17 @@ def _help(call: _Call) -> Reply:
 Unlike Claude Code's built-in /goal, whose evaluator only reads the conversation, these goals are checked
 by running their commands and judged by a second model. Show this help to the user.""")
 
+
+def _parser(name: str, *declarations: Callable) -> click.Command:
+    """`goal <name>`'s arguments, declared as the CLI declares them, for parsing only."""
+    fn = lambda **_: None  # never called: the slash command calls the library itself
+    for declare in reversed(declarations):
+        fn = declare(fn)
+    return click.command(name)(fn)
+
+
+NEW = _parser("new", click.argument("objective"), goal_options, budget_options(defaults=True))
+RESUME = _parser("resume", click.argument("goal_id", required=False), session_option, budget_options(defaults=False))
 
 SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
     "pause": _pause, "resume": _resume, "status": _status, "list": _list, "abandon": _abandon,

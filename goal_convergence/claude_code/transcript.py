@@ -9,8 +9,8 @@ lines only, and includes the subagent transcripts (``<session-id>/subagents/*.js
 A message whose lines straddle two reads must still count once, and the goal can keep nothing but
 an integer offset per file. So a read that may be followed by another (a Stop) holds the newest
 message back: it is left unread, and the returned offset points at its first line so the next read
-sees all of it. Only the last read of a session (``final``) counts everything. Standard library
-only (and cost.py, lines.py): the hooks call this on every stop.
+sees all of it. Only the last read of a session (``final``) counts everything. Only the hooks'
+slow path reads transcripts (a goal is bound to the session), never the fast path.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import cost
-from .lines import LineReader
+from .. import cost
+from ..lines import LineReader
 
 BLOCK = 4 << 20  # bytes per read() call: bounds memory on a first read of a very large file
 

@@ -1,4 +1,4 @@
-"""What the hooks do when a goal is involved: the slow path behind hooks.py.
+"""What the hooks do when a goal is involved: the slow path behind fast.py.
 
 - Stop: meter what the maker spent since the last read of its transcript, run one iteration of
   the loop, and either block the stop with the next instruction or let it stop with a summary.
@@ -16,16 +16,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import budget, config, engine, hooks, render, transcript
-from .errors import InvalidInput
-from .log import log_error
-from .models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
-from .store import Store
+from .. import budget, config, engine, index, render
+from ..errors import InvalidInput
+from ..log import log_error
+from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
+from ..store import Store
+from . import fast, transcript
 
 # Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
 # talks must end as stuck before that cap cuts the loop off silently.
 STUCK_CAP = 7
 MAX_FAILURES_SHOWN = 5
+Summaries = list[dict[str, Any]]
 
 
 class HookInput(BaseModel):
@@ -42,7 +44,7 @@ class HookInput(BaseModel):
     command_args: str = ""
 
 
-def run(event: str, data: bytes) -> dict[str, Any]:
+def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
     try:
         hook_input = HookInput.model_validate_json(data)
     except ValidationError as exc:
@@ -50,9 +52,10 @@ def run(event: str, data: bytes) -> dict[str, Any]:
         raise InvalidInput(f"the {event} hook got input it cannot use ({'.'.join(map(str, first['loc']))}: "
                            f"{first['msg']}); is this Claude Code?") from None
     config.env_settings()  # a bad setting fails here, before any work (errors.py)
-    store = Store()
-    store.summaries()  # rebuilds a stale index: broken goal files are quarantined here
-    answer = HANDLERS[event](store, hook_input)
+    store = store or Store()
+    # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
+    summaries = store.summaries()
+    answer = HANDLERS[event](store, hook_input, summaries)
     return _with_quarantine_notice(answer, store)
 
 
@@ -64,12 +67,10 @@ def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, A
     return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
 
 
-def bound_goal(store: Store, session_id: str) -> Goal | None:
-    """The active goal bound to this session (a session works on one goal at a time)."""
-    for s in store.summaries():
-        if s["sessionId"] == session_id and s["state"] == "active":
-            return store.load(Goal, s["goalId"])
-    return None
+def bound_goal(store: Store, summaries: Summaries, session_id: str) -> Goal | None:
+    """The active goal bound to this session."""
+    bound = index.bound_to_session(summaries, session_id)
+    return store.load(Goal, bound[0]["goalId"]) if bound else None
 
 
 def maker_report(goal: Goal, hook_input: HookInput, *, final: bool) -> engine.MakerReport:
@@ -84,10 +85,10 @@ def maker_report(goal: Goal, hook_input: HookInput, *, final: bool) -> engine.Ma
                               model=reading.model, transcript_offsets=reading.offsets)
 
 
-def on_stop(store: Store, hook_input: HookInput) -> dict[str, Any]:
+def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
     """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
     stuck detection end the loop, and they end it before Claude Code's block cap does."""
-    goal = bound_goal(store, hook_input.session_id)
+    goal = bound_goal(store, summaries, hook_input.session_id)
     if goal is None:
         return {}
     outcome = engine.run_iteration(store, goal.goal_id, maker_report(goal, hook_input, final=False),
@@ -150,12 +151,13 @@ def escalation_line(goal: Goal, triage_id: str | None) -> str:
             f"iteration(s), {render.money(goal.spent.dollars)}{where}")
 
 
-def on_session_start(store: Store, hook_input: HookInput) -> dict[str, Any]:
-    if hook_input.source in hooks.RESUMING:
-        goal = bound_goal(store, hook_input.session_id)
+def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    if hook_input.source in fast.RESUMING:
+        goal = bound_goal(store, summaries, hook_input.session_id)
         if goal is not None:
             store.update(Goal, goal.goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
-    return hooks.session_start_answer(store.summaries(), hook_input.session_id, hook_input.cwd)
+    # The summaries from before the clock restarted: the clock is not in them.
+    return fast.session_start_answer(summaries, hook_input.session_id, hook_input.cwd)
 
 
 def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
@@ -170,15 +172,15 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
     return change
 
 
-def on_session_end(store: Store, hook_input: HookInput) -> dict[str, Any]:
-    goal = bound_goal(store, hook_input.session_id)
+def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    goal = bound_goal(store, summaries, hook_input.session_id)
     if goal is not None:
         engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
     return {}
 
 
-def on_prompt_expansion(store: Store, hook_input: HookInput) -> dict[str, Any]:
-    from . import slash  # it brings the whole CLI along; the other hooks (SessionEnd: 1.5 s) need none of it
+def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    from . import slash  # click and goal creation: the other hooks (SessionEnd: 1.5 s) need neither
 
     name = (hook_input.command_name or "").rpartition(":")[2]
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
@@ -190,7 +192,7 @@ def on_prompt_expansion(store: Store, hook_input: HookInput) -> dict[str, Any]:
     return answer
 
 
-HANDLERS: dict[str, Callable[[Store, HookInput], dict[str, Any]]] = {
+HANDLERS: dict[str, Callable[[Store, HookInput, Summaries], dict[str, Any]]] = {
     "stop": on_stop,
     "session-start": on_session_start,
     "session-end": on_session_end,

@@ -1,46 +1,28 @@
-"""Claude Code's hooks: `goal hook session-start|stop|session-end|prompt-expansion`, JSON on stdin.
+"""The hooks' fast path: the answer when no goal needs touching, from the standard library alone.
 
 Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
-module gives that answer on its own (the fast path): it imports only the standard library and
-index.py (log.py and errors.py only on failure), so it costs a Python start and one read of the
-goal index. Anything that touches a goal is in hook_actions.py, imported only when there is work.
-The plugin's launcher imports ``fast`` straight from the plugin root, before it looks for the CLI.
-
-A hook never breaks the session it runs in: any failure is logged and reported in one line
-(``systemMessage``), and the exit code is always 0.
+module gives that answer on its own: it imports only the standard library and index.py (log.py
+and errors.py only on failure), so it costs a Python start and one read of the goal index. Anything
+that touches a goal is the slow path (hooks.py). The plugin's launcher imports this module straight
+from the plugin root, with ``python3 -S``, before it looks for the CLI.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-from pathlib import Path
 
-from . import index
+from .. import index
 
 EVENTS = ("session-start", "stop", "session-end", "prompt-expansion")
 RESUMING = ("resume", "compact")  # SessionStart sources that continue this session's goal
 COMMAND = "/goal-convergence:goal"
+# Set by the launcher on the `goal hook` it starts once this fast path has found work: one Stop
+# runs the fast path once. An environment variable, not an argument, so that an older `goal` on
+# PATH still understands the call (it just runs the fast path again).
+RAN = "GOAL_CONVERGENCE_FAST_PATH_RAN"
 
 
-def main(argv: list[str]) -> int:
-    event = argv[0] if len(argv) == 1 else None
-    if event not in EVENTS:
-        _emit({"systemMessage": f"goal-convergence: unknown hook {' '.join(argv)!r}; expected one of {', '.join(EVENTS)}"})
-        return 0
-    try:
-        data = sys.stdin.buffer.read()
-        answer = fast(event, data)
-        if answer is None:
-            answer = _slow(event, data)
-    except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
-        answer = {"systemMessage": failure_line(event, exc)}
-    _emit(answer)
-    return 0
-
-
-def fast(event: str, data: bytes) -> dict[str, object] | None:
+def answer(event: str, data: bytes) -> dict[str, object] | None:
     """The answer when no goal needs touching, or None when the slow path has work to do."""
     if event == "prompt-expansion":
         return None
@@ -54,7 +36,7 @@ def fast(event: str, data: bytes) -> dict[str, object] | None:
     summaries = index.read(index.home())
     if summaries is None:
         return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
-    bound = [s for s in summaries if s.get("sessionId") == session_id and s.get("state") == "active"]
+    bound = index.bound_to_session(summaries, session_id)
     if event == "session-start":
         if bound and payload.get("source") in RESUMING:
             return None  # restart the goal's clock
@@ -62,27 +44,11 @@ def fast(event: str, data: bytes) -> dict[str, object] | None:
     return None if bound else {}
 
 
-def _slow(event: str, data: bytes) -> dict[str, object]:
-    """Run the slow path with stdout pointed at stderr: Claude Code reads the hook's stdout as its
-    answer, and nothing that a check or a library prints may end up in it."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        from . import hook_actions
-
-        return hook_actions.run(event, data)
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def failure_line(event: str, exc: BaseException) -> str:
     import traceback  # only failures pay for these imports
 
-    from .errors import GoalConvergenceError
-    from .log import log_error
+    from ..errors import GoalConvergenceError
+    from ..log import log_error
 
     path = log_error(f"hook {event}", "".join(traceback.format_exception(exc)))
     if isinstance(exc, GoalConvergenceError):
@@ -91,24 +57,9 @@ def failure_line(event: str, exc: BaseException) -> str:
     return f"goal-convergence: the {event} hook failed ({what}); details in {path}"
 
 
-def _emit(answer: dict[str, object]) -> None:
-    if answer:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-
-
-def project_root(cwd: str | None) -> str:
-    """The git top level of ``cwd`` (as goals.project_root finds it), without running git."""
-    folder = Path(cwd or os.getcwd()).resolve()
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return str(candidate)
-    return str(folder)
-
-
 def session_start_answer(summaries: list[dict[str, object]], session_id: str, cwd: str | None) -> dict[str, object]:
     """This project's open goals, for the model (additionalContext) and in one line for the user."""
-    root = project_root(cwd)
+    root = str(index.project_root(cwd))
     found = sorted((s for s in summaries if s.get("projectRoot") == root and s.get("state") in index.OPEN_STATES),
                    key=lambda s: s.get("createdAt", ""), reverse=True)
     if not found:
@@ -120,7 +71,7 @@ def session_start_answer(summaries: list[dict[str, object]], session_id: str, cw
     for s in found:
         counts[s["state"]] = counts.get(s["state"], 0) + 1
     tally = ", ".join(f"{n} {state}" for state, n in counts.items())
-    mine = next((s for s in found if s.get("sessionId") == session_id and s["state"] == "active"), None)
+    mine = next(iter(index.bound_to_session(found, session_id)), None)
     notice = (f"goal-convergence: {mine['goalId']} continues in this session ({_progress(mine)})" if mine else
               f"goal-convergence: {len(found)} open goal{'s' if len(found) > 1 else ''} in this project ({tally}); "
               f"{COMMAND} list")
