@@ -94,7 +94,7 @@ def _audit(event: str, args: tuple) -> None:
     if (event in _READS or event in _WRITES) and _ARMED and not getattr(_local, "busy", False):
         _local.busy = True  # the check's own os calls must not re-enter it
         try:
-            for wire in list(_ARMED):
+            for wire in _ARMED:
                 wire.check(event, args)
         finally:
             _local.busy = False

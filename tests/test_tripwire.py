@@ -27,7 +27,7 @@ def fake_real_home(tmp_path) -> Path:
 
 
 WRITES = {
-    "open for writing": lambda h: open(h / ".claude" / "goals" / "new.json", "w"),
+    "write a file": lambda h: (h / ".claude" / "goals" / "new.json").write_text("{}"),
     "append elsewhere in the home": lambda h: (h / ".bashrc").open("a"),
     "os.open with O_CREAT": lambda h: os.open(h / "x.lock", os.O_CREAT | os.O_WRONLY),
     "mkdir": lambda h: (h / ".claude" / "logs").mkdir(),
