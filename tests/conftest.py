@@ -139,6 +139,9 @@ def isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GOAL_CONVERGENCE_HOME", str(home / ".claude"))
+    # The pytest runs the tests start (conditions, censuses, pristine copies) are of small projects that need
+    # none of this venv's plugins; hypothesis's alone costs seconds per start on a loaded machine.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_SESSION_ID",
                 "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDECODE"):
         monkeypatch.delenv(var, raising=False)
