@@ -43,7 +43,12 @@ def new(cwd: Path, objective: str = "make all tests pass", *flags: str) -> dict:
 
 
 def test_the_console_script_answers_and_exits_through_a_real_process(tmp_path):
-    version, usage, missing = goals_at_once(tmp_path, [["--version"], ["frobnicate"], ["status", "goal-zzzzzzzz"]])
+    runs = [["--version"], ["frobnicate"], ["status", "goal-zzzzzzzz"], ["pause", "goal-../../etc"]]
+    real = goals_at_once(tmp_path, runs)
+    # what the other tests see in this process is what the user sees
+    assert [(d.returncode, d.stdout, d.stderr) for d in real] == [
+        (d.returncode, d.stdout, d.stderr) for d in (goal(tmp_path, *args) for args in runs)]
+    version, usage, missing, _ = real
     assert (version.returncode, version.stdout.strip()) == (0, "goal, version 0.1.0"), version.stderr
     assert usage.returncode == 2 and "Usage:" in usage.stderr and "No such command 'frobnicate'" in usage.stderr
     assert missing.returncode == 70 and "no goal goal-zzzzzzzz" in missing.stderr
