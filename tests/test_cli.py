@@ -1,4 +1,5 @@
-"""The `goal` command as installed: real subprocesses, real files, exit codes and --json shapes."""
+"""The `goal` command: real files, exit codes and --json shapes. Most calls run `main` in this process
+(tests.conftest.run_goal); the console script itself, through real processes, where the boundary is the point."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ import pytest
 
 from goal_convergence import schema
 from goal_convergence.cli import cli
+from tests.conftest import run_goal
 
 GOAL = str(Path(sys.executable).parent / "goal")  # the console script of the venv running the tests
 SUMMARY_KEYS = {"goalId", "objective", "state", "stopReason", "sessionId", "projectRoot", "iterations",
                 "maxIterations", "dollars", "lastHint", "triageId", "createdAt"}
 
 
-def goal(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([GOAL, *args], cwd=cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+goal = run_goal
 
 
 def goals_at_once(cwd: Path, runs: list[list[str]]) -> list[subprocess.CompletedProcess]:
@@ -37,16 +38,30 @@ def ok(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def new(cwd: Path, objective: str = "make all tests pass", *flags: str) -> dict:
-    return json.loads(ok(cwd, "new", objective, "--test", "python -m pytest -q", *flags, "--json").stdout)
+    # `goal new` runs the conditions once for the start census: a test command that costs nothing
+    return json.loads(ok(cwd, "new", objective, "--test", "true", *flags, "--json").stdout)
+
+
+def test_the_console_script_answers_and_exits_through_a_real_process(tmp_path):
+    runs = [["--version"], ["frobnicate"], ["status", "goal-zzzzzzzz"], ["pause", "goal-../../etc"]]
+    real = goals_at_once(tmp_path, runs)
+    # what the other tests see in this process is what the user sees
+    assert [(d.returncode, d.stdout, d.stderr) for d in real] == [
+        (d.returncode, d.stdout, d.stderr) for d in (goal(tmp_path, *args) for args in runs)]
+    version, usage, missing, _ = real
+    assert (version.returncode, version.stdout.strip()) == (0, "goal, version 0.1.0"), version.stderr
+    assert usage.returncode == 2 and "Usage:" in usage.stderr and "No such command 'frobnicate'" in usage.stderr
+    assert missing.returncode == 70 and "no goal goal-zzzzzzzz" in missing.stderr
 
 
 def test_help_version_and_usage_errors(tmp_path):
     assert "Commands:" in ok(tmp_path, "--help").stdout
     assert "0.1.0" in ok(tmp_path, "--version").stdout
-    usage_errors = [["frobnicate"], ["new"], ["list", "--bogus"], ["new", "x", "--max-iterations", "-1"],
-                    ["new", "x", "--coverage", "lots"]]
-    for done in goals_at_once(tmp_path, usage_errors):
-        assert done.returncode == 2 and "Usage:" in done.stderr, done.args
+    for args in [["frobnicate"], ["new"], ["list", "--bogus"], ["new", "x", "--max-iterations", "-1"],
+                 ["new", "x", "--coverage", "lots"]]:
+        done = goal(tmp_path, *args)
+        assert done.returncode == 2 and "Usage:" in done.stderr and done.stderr.rstrip().splitlines()[-1].startswith(
+            "Error: "), args
 
 
 def test_every_command_has_help_text():
@@ -108,7 +123,8 @@ BAD_INPUT = [
 
 
 def test_bad_input_exits_2(tmp_path):
-    for done, (_, message) in zip(goals_at_once(tmp_path, [args for args, _ in BAD_INPUT]), BAD_INPUT):
+    for args, message in BAD_INPUT:
+        done = goal(tmp_path, *args)
         assert (done.returncode, done.stdout) == (2, ""), (done.args, done.stderr)
         assert message in done.stderr and done.stderr.startswith("Error: "), (done.args, done.stderr)
 

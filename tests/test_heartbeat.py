@@ -1,4 +1,5 @@
-"""`goal heartbeat` in real git repos: real checks, real goal and triage files, real `goal` subprocesses."""
+"""`goal heartbeat` in real git repos: real checks, real goal and triage files; `goal` runs in this process
+(tests.conftest.run_goal) except where two heartbeats race, as real processes."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from goal_convergence.heartbeat import beat
 from goal_convergence.models import Goal
 from goal_convergence.claude_code.slash import run_command
 from goal_convergence.store import Store
+from tests.conftest import run_goal
 
 GOAL = [sys.executable, "-m", "goal_convergence"]
 # The check reads failures.txt through a script: a file the command line named would be check-defining,
@@ -37,8 +39,7 @@ def project(git_repo: Path) -> Path:
     return git_repo
 
 
-def goal(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*GOAL, *args], cwd=project, capture_output=True, text=True, timeout=60)
+goal = run_goal
 
 
 def beat_json(project: Path, *args: str, code: int = 0) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -27,15 +28,27 @@ def no_bytecode(monkeypatch):
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
 
 
+@pytest.fixture(scope="module")
+def calc_repo(tmp_path_factory) -> Path:
+    """The sample repository, made once: each test works on its own copy (git's own files included)."""
+    repo = tmp_path_factory.mktemp("calc") / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("fixture\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(TEST)
+    (repo / ".gitignore").write_text("__pycache__/\n_version.py\nnode_modules/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc")
+    return repo
+
+
 @pytest.fixture
-def project(git_repo: Path) -> Path:
-    (git_repo / "calc.py").write_text(CALC)
-    (git_repo / "tests").mkdir()
-    (git_repo / "tests" / "test_calc.py").write_text(TEST)
-    (git_repo / ".gitignore").write_text("__pycache__/\n_version.py\nnode_modules/\n")
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-qm", "calc")
-    return git_repo
+def project(calc_repo: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(calc_repo, tmp_path / "project", symlinks=True))
 
 
 def new(store, project: Path, **extra):

@@ -1,13 +1,103 @@
-"""The condition table and the live progress lines."""
+"""Text a person reads, from real models: money, durations, the budget line, status pages and tables."""
 
 from __future__ import annotations
 
 import io
 import os
 import select
+from datetime import UTC, datetime, timedelta
 
-from goal_convergence.models import ConditionEvidence
-from goal_convergence.render import LiveProgress, evidence_table
+import pytest
+
+from goal_convergence import render
+from goal_convergence.models import (Baseline, Budget, Census, ConditionEvidence, Decision, Escalation, FailingCondition,
+                                     Iteration, StoppingCondition, TriageItem, now_iso)
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("dollars", "text"), [(0, "$0.0000"), (0.01234, "$0.0123"), (0.99994, "$0.9999"),
+                                               (1, "$1.00"), (12.345, "$12.35"), (1234.5, "$1234.50")])
+def test_money(dollars, text):
+    assert render.money(dollars) == text
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0, "0s"), (59.9, "59s"), (60, "1m00s"), (3599, "59m59s"),
+                                               (3600, "1h00m"), (3661, "1h01m"), (90000, "25h00m")])
+def test_duration(seconds, text):
+    assert render.duration(seconds) == text
+
+
+def test_the_budget_line_counts_the_running_clock_and_shows_no_limit_as_infinity(make_goal):
+    goal = make_goal(budget=Budget(max_iterations=None, max_duration="2h", max_dollars=None, max_tokens=5000))
+    goal.spent.iterations, goal.spent.active_seconds, goal.spent.maker_dollars, goal.spent.maker_tokens = 4, 30, 2.5, 70
+    assert render.budget_line(goal, T0) == "iterations 4/∞, time 30s/2h, spend $2.50/∞, tokens 70/5000"
+    goal.active_since = now_iso(T0)
+    assert render.budget_line(goal, T0 + timedelta(seconds=90)).startswith("iterations 4/∞, time 2m00s/2h")
+    assert "time 30s/2h" in render.budget_line(goal, T0 - timedelta(seconds=5))  # a clock behind adds nothing
+
+
+def test_the_status_page(make_goal):
+    goal = make_goal(objective="ship it", session_id="s-1", state="escalated", stop_reason="stuck",
+                     stopping_conditions=[StoppingCondition(type="test_pass", command="pytest -q"),
+                                          StoppingCondition(type="coverage_threshold", command="cov", threshold=85)],
+                     escalation=Escalation(stop_reason="stuck", blocker="needs_user_input", detail="same failure",
+                                           triage_id="tri-abcdefgh", at=now_iso(T0)),
+                     baseline=Baseline(files=3, census=[Census(runner="pytest", ran=8, passed=8), None]))
+    goal.history.append(Iteration(number=1, started_at=now_iso(T0), ended_at=now_iso(T0 + timedelta(minutes=1)),
+                                  decision=Decision(action="continue", hint="look at parse()")))
+    lines = render.status(goal, now=T0 + timedelta(minutes=11)).splitlines()
+    assert lines[:9] == [f"{goal.goal_id}: ship it", "state: escalated (stuck)", f"project: {goal.project_root}",
+                         "session: s-1", "conditions:", "  [0] test_pass: pytest -q",
+                         "  [1] coverage_threshold (>= 85%): cov", "budget: iterations 0/15, time 0s/2h, spend $0.0000/$10.00",
+                         "oracle: auto (claude-haiku-5-5)"]
+    assert "integrity: enforced: a green run converges only if the original tests still run and pass" in lines
+    assert "  baseline: 3 check-defining file(s) kept" in lines
+    assert "  tests [0] at start: pytest: 8 ran (8 passed)" in lines
+    assert "  tests [1] at start: unknown (no census from this runner)" in lines
+    assert "escalated: stuck, blocker needs_user_input, triage tri-abcdefgh: same failure" in lines
+    assert "  #1 continue 0/0 passing, 10m00s ago" in lines and lines[-1] == "last hint: look at parse()"
+
+
+def test_a_status_without_a_judge_or_a_baseline_says_so(make_goal):
+    goal = make_goal(oracle={"provider": "conditions", "model": "claude-haiku-5-5"}, baseline=None)
+    text = render.status(goal, T0)
+    assert "session: (none)" in text and "no independent judge is in play" in text
+    assert "integrity: no baseline" in text and "last hint" not in text
+
+
+def test_the_goal_table(make_goal):
+    assert render.goal_table([]) == "no goals"
+    rows = [{"goalId": "goal-aaaaaaaa", "state": "active", "iterations": 2, "maxIterations": 15, "dollars": 0.5,
+             "objective": "first line\nsecond line"},
+            {"goalId": "goal-bbbbbbbb", "state": "paused", "iterations": 0, "maxIterations": None, "dollars": 12.0,
+             "objective": "x" * 100}]
+    header, first, second = render.goal_table(rows).splitlines()
+    assert header.split() == ["ID", "STATE", "ITER", "SPEND", "OBJECTIVE"]
+    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.5000", "first", "line", "second", "line"]
+    assert second.split() == ["goal-bbbbbbbb", "paused", "0/∞", "$12.00", "x" * 70]
+    assert first.index("first") == header.index("OBJECTIVE")  # the columns line up
+
+
+def test_the_triage_table_and_item():
+    assert render.triage_table([]) == "the triage inbox is empty"
+    stamp = now_iso(T0)
+    escalated = TriageItem(triage_id="tri-aaaaaaaa", goal_id="goal-aaaaaaaa", objective="fix it\nnow",
+                           project_root="/p", stop_reason="stuck", blocker="needs_user_input", created_at=stamp,
+                           updated_at=stamp, reasons=["same failure 3 times"],
+                           failing_conditions=[FailingCondition(type="test_pass", command="pytest",
+                                                                first_failure="FAILED test_a")])
+    beat = TriageItem(triage_id="tri-bbbbbbbb", source="heartbeat", objective="y" * 80, project_root="/p",
+                      created_at=stamp, updated_at=stamp)
+    header, first, second = render.triage_table([escalated, beat]).splitlines()
+    assert header.split() == ["ID", "STATUS", "REASON", "GOAL", "OBJECTIVE"]
+    assert first.split() == ["tri-aaaaaaaa", "open", "stuck", "goal-aaaaaaaa", "fix", "it", "now"]
+    assert second.split() == ["tri-bbbbbbbb", "open", "heartbeat", "-", "y" * 60]
+    assert first.index("fix") == second.index("y") == header.index("OBJECTIVE")
+    text = render.triage_item(escalated)
+    assert text.splitlines()[:3] == ["tri-aaaaaaaa (open, from escalation): fix it", "now", "project: /p"]
+    assert "goal: goal-aaaaaaaa, stopped: stuck, blocker: needs_user_input" in text
+    assert "failing: pytest: FAILED test_a" in text and "reason: same failure 3 times" in text
 
 
 def test_evidence_table():
@@ -20,7 +110,7 @@ def test_evidence_table():
         ConditionEvidence(index=3, type="coverage_threshold", command="pytest --cov", passed=False, exit_code=0,
                           coverage=72.456, error="coverage 72.456% is below the threshold 80%"),
     ]
-    table = evidence_table(evidence).splitlines()
+    table = render.evidence_table(evidence).splitlines()
     assert table[0].split() == ["#", "condition", "result", "duration", "coverage", "first", "failure"]
     assert table[1].split()[:5] == ["0", "test_pass:", "pytest", "-q", "PASS"]
     assert "1.23s" in table[1]
@@ -32,12 +122,12 @@ def test_evidence_table():
 
 def test_live_progress_draws_on_a_terminal_only(tmp_path):
     plain = io.StringIO()
-    LiveProgress(plain)([(0, "pytest", 1.0, None)])
+    render.LiveProgress(plain)([(0, "pytest", 1.0, None)])
     assert plain.getvalue() == ""
 
     leader, follower = os.openpty()
     with os.fdopen(follower, "w", encoding="utf-8") as tty:
-        progress = LiveProgress(tty)
+        progress = render.LiveProgress(tty)
         assert progress.enabled
         progress([(0, "pytest -q", 0.1, None), (1, "ruff check .", 0.1, None)])
         progress([(0, "pytest -q", 1.5, True), (1, "ruff check .", 0.2, False)])
