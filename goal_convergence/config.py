@@ -39,9 +39,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import InvalidInput
+from .errors import InvalidInput, problems
 from .index import home
-from .models import ConditionType, OracleProvider, StoppingCondition
+from .models import ConditionType, OracleProvider, StoppingCondition, check_threshold
 
 PROJECT_FILE = ".goal-convergence.toml"
 
@@ -58,8 +58,7 @@ class Check(_Settings):
 
     @model_validator(mode="after")
     def _threshold_for_coverage(self) -> Check:
-        if (self.type == "coverage_threshold") != (self.threshold is not None):
-            raise ValueError("a coverage_threshold check needs `threshold = PCT`, and only that type takes one")
+        check_threshold(self.type, self.threshold)
         return self
 
     def condition(self) -> StoppingCondition:
@@ -106,9 +105,7 @@ def _validated(kind: type[BaseModel], doc: object, where: str) -> BaseModel:
     try:
         return kind.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "the table"
-        raise InvalidInput(f"{where}: {key}: {first['msg']} (got {first.get('input')!r}); fix it "
+        raise InvalidInput(f"{where}: {problems(exc, 1)}; fix it "
                            f"(the settings are described in the README, section Heartbeat)") from None
 
 
@@ -138,12 +135,14 @@ class EnvSettings(BaseModel):
     oracle_timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     oracle_retries: int = Field(default=4, ge=0)
     notify_timeout: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+    pristine_max_mb: int = Field(default=2048, gt=0)  # the integrity guard's scratch copy
 
 
 # Each setting's variable, and a good value for the error message to show.
 ENV_VARIABLES = {"oracle_timeout": ("GOAL_CONVERGENCE_ORACLE_TIMEOUT", "120"),
                  "oracle_retries": ("GOAL_CONVERGENCE_ORACLE_RETRIES", "4"),
-                 "notify_timeout": ("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "10")}
+                 "notify_timeout": ("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "10"),
+                 "pristine_max_mb": ("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "2048")}
 
 
 def env_settings() -> EnvSettings:

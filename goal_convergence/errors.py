@@ -24,7 +24,12 @@ Nothing may fail halfway, after money was spent or a file was changed:
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class GoalConvergenceError(Exception):
@@ -78,3 +83,14 @@ class MakerError(GoalConvergenceError):
 
 # What asking the oracle may raise that makes an iteration's judge error rather than an exception.
 JUDGE_ERRORS = (OracleError, OracleUnavailable, PriceUnknown)
+
+
+def problems(exc: ValidationError, limit: int = 3) -> str:
+    """What pydantic refused, for a person: each problem with where it is and the value found there,
+    ``state: Input should be 'active', ... (found 'running')``."""
+    lines = []
+    for e in exc.errors()[:limit]:
+        found = e.get("input")
+        shown = f" (found {reprlib.repr(found)})" if isinstance(found, str | int | float) else ""
+        lines.append(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}{shown}")
+    return "; ".join(lines)

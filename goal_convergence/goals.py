@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from . import budget, conditions, cost, index, inference, integrity, lifecycle, notify, tree
-from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown
+from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, problems
 from .index import OPEN_STATES
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition,
                      new_id, now_iso)
@@ -155,9 +155,7 @@ def _user_input() -> Iterator[None]:
     try:
         yield
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "value"
-        raise InvalidInput(f"{where}: {first['msg']} (input {first.get('input')!r}); fix it and try again") from None
+        raise InvalidInput(f"{problems(exc, 1)}; fix it and try again") from None
 
 
 def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,

@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import Field
 
 from . import conditions, protect, tree
+from .scratch import LEFT_OUT, copy_tree
 from .errors import GoalConvergenceError
 from .models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
                      PristineRun, StoppingCondition, TestOutcome)
@@ -34,14 +35,6 @@ MAX_FILE_BYTES = 1 << 20
 MAX_KEPT_BYTES = 64 << 20
 MAX_LISTED = 50
 MAX_ISSUES = 20
-# The scratch copy: past this the pristine run is refused (GOAL_CONVERGENCE_PRISTINE_MAX_MB raises it).
-COPY_LIMIT_MB = 2048
-# Ignored folders the copy links to instead of copying: installed dependencies.
-LINKED = frozenset({"node_modules", ".venv", "venv", "env", ".tox", ".nox"})
-# Ignored caches and build output the copy leaves out: stale bytecode, results or test binaries must
-# not stand in for a fresh run.
-LEFT_OUT = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
-                      "htmlcov", ".coverage", "target", "build", "dist", ".next", ".turbo", ".parcel-cache"})
 RAN: tuple[TestOutcome, ...] = ("passed", "failed", "xpassed")
 
 
@@ -334,17 +327,10 @@ def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
 
     Yields (copy root, files restored, files that could not be restored). The user's tree is only
     read. Ignored dependency folders are linked; caches and build output are left out."""
-    limit = int(os.environ.get("GOAL_CONVERGENCE_PRISTINE_MAX_MB") or COPY_LIMIT_MB) << 20
     scratch = Path(tempfile.mkdtemp(prefix="goal-pristine-"))
     copy = scratch / (root.name or "project")
     try:
-        copier = _Copier(root, copy, limit, remove)
-        for rel in tree.list_files(root):
-            if rel not in remove:
-                copier.file(rel)
-        ignored = tree.ignored_entries(root)
-        for rel in ignored if ignored is not None else sorted(LINKED):
-            copier.ignored(rel)
+        copy_tree(root, copy, remove)
         restored, unrestorable = [], []
         blobs = Path(home) / "baselines" / "blobs"
         kept = set(manifest.kept)
@@ -366,45 +352,3 @@ def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
         yield copy, restored, unrestorable
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-class _Copier:
-    def __init__(self, root: Path, copy: Path, limit: int, remove: set[str]) -> None:
-        self.root, self.copy, self.limit, self.remove, self.size = root, copy, limit, remove, 0
-
-    def file(self, rel: str) -> None:
-        src, dst = self.root / rel, self.copy / rel
-        if src.is_dir() and not src.is_symlink():  # a submodule: its own repository, read as it is
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.symlink_to(src, target_is_directory=True)
-            return
-        if not src.is_symlink() and not src.is_file():
-            return  # deleted since it was listed
-        self.size += src.lstat().st_size
-        if self.size > self.limit:
-            raise GoalConvergenceError(
-                f"the pristine copy of {self.root} would be over {self.limit >> 20} MB; set "
-                f"GOAL_CONVERGENCE_PRISTINE_MAX_MB higher, or move large files out of the project")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst, follow_symlinks=False)
-
-    def ignored(self, rel: str) -> None:
-        """An entry git ignores: dependencies are linked, caches, build output and the files to
-        remove left out, the rest (a generated _version.py, an extension built in place) copied."""
-        src, dst = self.root / rel, self.copy / rel
-        parts = rel.split("/")
-        if not LEFT_OUT.isdisjoint(parts) or not (src.exists() or src.is_symlink()) or dst.exists():
-            return
-        if parts[-1] in LINKED and src.is_dir():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.symlink_to(src.resolve(), target_is_directory=True)
-        elif src.is_dir() and not src.is_symlink():
-            for folder, dirs, names in os.walk(src):
-                base = os.path.relpath(folder, self.root).replace(os.sep, "/")
-                for d in [d for d in dirs if d in LINKED]:
-                    self.ignored(f"{base}/{d}")
-                dirs[:] = [d for d in dirs if d not in LEFT_OUT and d not in LINKED]
-                for name in names:
-                    self.ignored(f"{base}/{name}")
-        elif rel not in self.remove:
-            self.file(rel)

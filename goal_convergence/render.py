@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
+from .text import clip
 
 
 def money(dollars: float) -> str:
@@ -170,10 +171,6 @@ def triage_item(item) -> str:
     return "\n".join(lines)
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _result(e: ConditionEvidence) -> str:
     return "TIMEOUT" if e.timed_out else "PASS" if e.passed else "FAIL"
 
@@ -184,8 +181,8 @@ def evidence_table(evidence: list[ConditionEvidence]) -> str:
     rows = [header]
     for e in evidence:
         first = e.first_failure
-        rows.append((str(e.index), _clip(f"{e.type}: {e.command}", 48), _result(e), f"{e.duration_seconds:.2f}s",
-                     "-" if e.coverage is None else f"{e.coverage:.1f}%", _clip(first, 100) if not e.passed else ""))
+        rows.append((str(e.index), clip(f"{e.type}: {e.command}", 48), _result(e), f"{e.duration_seconds:.2f}s",
+                     "-" if e.coverage is None else f"{e.coverage:.1f}%", clip(first, 100) if not e.passed else ""))
     widths = [max(len(r[c]) for r in rows) for c in range(len(header) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1] for r in rows]
     passed = sum(e.passed for e in evidence)
@@ -216,7 +213,7 @@ class LiveProgress:
         out = [f"\x1b[{self._drawn}F"] if self._drawn else []
         for index, command, elapsed, passed in states:
             line = f"{self._MARKS[passed]} [{index}] {elapsed:6.1f}s  {command}"
-            out.append("\x1b[2K" + _clip(line, width) + "\n")
+            out.append("\x1b[2K" + clip(line, width) + "\n")
         # A progress display that cannot write (closed terminal) must not stop the check itself.
         with contextlib.suppress(OSError, ValueError):
             self._stream.write("".join(out))

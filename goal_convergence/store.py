@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import reprlib
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,7 +23,7 @@ from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
 from . import index, schema
-from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
+from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput, problems
 from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Model, TriageItem, now_iso
 
 M = TypeVar("M", bound=Model)
@@ -49,17 +48,6 @@ def write_atomic(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-def _problems(exc: ValidationError) -> str:
-    """The first few things wrong with a document, each with where it is and the value found there:
-    ``state: Input should be 'active', ... (found 'running')``."""
-    lines = []
-    for e in exc.errors()[:3]:
-        found = e["input"]
-        shown = f" (found {reprlib.repr(found)})" if isinstance(found, str | int | float) else ""
-        lines.append(f"{'/'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}{shown}")
-    return "; ".join(lines)
 
 
 class Store:
@@ -119,14 +107,14 @@ class Store:
         try:
             return kind.from_doc(doc)
         except ValidationError as exc:
-            raise CorruptFile(f"{path} is not a valid {kind.__name__}: {_problems(exc)}") from None
+            raise CorruptFile(f"{path} is not a valid {kind.__name__}: {problems(exc)}") from None
 
     def _validated_doc(self, item: Model) -> dict:
         doc = item.dump()
         try:  # in-place changes (a list appended to) skip validation: check the document we write
             type(item).from_doc(doc)
         except ValidationError as exc:  # a bug of ours, never a user's: refuse to write a file we could not read back
-            raise CorruptFile(f"refusing to write an invalid {type(item).__name__}: {_problems(exc)}") from None
+            raise CorruptFile(f"refusing to write an invalid {type(item).__name__}: {problems(exc)}") from None
         return doc
 
     def _read(self, kind: type[M], path: Path) -> M:

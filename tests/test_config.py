@@ -7,7 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from goal_convergence import config, goals, hook_actions
+from goal_convergence import config, goals
+from goal_convergence.claude_code import hooks
 from goal_convergence.cli import cli
 from goal_convergence.errors import InvalidInput
 from goal_convergence.models import Goal
@@ -66,5 +67,5 @@ def test_a_hook_with_a_bad_setting_stops_before_it_charges_or_checks_anything(mo
     monkeypatch.setenv("GOAL_CONVERGENCE_ORACLE_RETRIES", "many")
     stop = {"session_id": "s-1", "cwd": str(git_repo), "last_assistant_message": "Done."}
     with pytest.raises(InvalidInput, match="GOAL_CONVERGENCE_ORACLE_RETRIES='many'"):
-        hook_actions.run("stop", json.dumps(stop).encode())
+        hooks.run("stop", json.dumps(stop).encode())
     assert Store().load(Goal, active_goal.goal_id) == active_goal

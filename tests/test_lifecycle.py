@@ -10,7 +10,8 @@ import pytest
 
 from goal_convergence import lifecycle
 from goal_convergence.errors import IllegalTransition
-from goal_convergence.models import Escalation, GoalState, now_iso
+from goal_convergence.models import Escalation, now_iso
+from goal_convergence.models.goal import GoalState
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

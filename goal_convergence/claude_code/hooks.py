@@ -17,10 +17,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import budget, config, engine, index, render
-from ..errors import InvalidInput
+from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
 from ..store import Store
+from ..text import clip
 from . import fast, transcript
 
 # Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
@@ -48,9 +49,8 @@ def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
     try:
         hook_input = HookInput.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InvalidInput(f"the {event} hook got input it cannot use ({'.'.join(map(str, first['loc']))}: "
-                           f"{first['msg']}); is this Claude Code?") from None
+        raise InvalidInput(f"the {event} hook got input it cannot use ({problems(exc, 1)}); "
+                           f"is this Claude Code?") from None
     config.env_settings()  # a bad setting fails here, before any work (errors.py)
     store = store or Store()
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
@@ -126,25 +126,20 @@ def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
     if hint:
         lines.append(f"Hint: {hint}")
     lines += [f"Budget: {render.budget_line(goal)}.",
-              f"Keep working on the objective: {_clip(goal.objective, 2000)}",
+              f"Keep working on the objective: {clip(goal.objective, 2000)}",
               "When you believe it is done, simply stop: the checks run again on their own. "
               "Do not weaken or delete tests or checks to make them pass."]
     return "\n".join(lines)
 
 
 def _failure(c: ConditionEvidence) -> str:
-    return f"[{c.index}] {c.type} `{_clip(c.command, 200)}`: {_clip(c.first_failure, 300)}"
-
-
-def _clip(text: str, limit: int) -> str:
-    """Claude Code keeps only the first 10,000 characters of a hook's output."""
-    return text if len(text) <= limit else text[:limit] + "…"
+    return f"[{c.index}] {c.type} `{clip(c.command, 200)}`: {clip(c.first_failure, 300)}"
 
 
 def escalation_line(goal: Goal, triage_id: str | None) -> str:
     esc = goal.escalation
     reason = goal.stop_reason or (esc.stop_reason if esc else "escalated")
-    detail = f": {_clip(esc.detail, 300)}" if esc and esc.detail else ""
+    detail = f": {clip(esc.detail, 300)}" if esc and esc.detail else ""
     triage_id = triage_id or (esc.triage_id if esc else None)
     where = f"; triage item {triage_id} (/goal-convergence:triage show {triage_id})" if triage_id else ""
     return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after {goal.spent.iterations} "

@@ -5,7 +5,7 @@ from .base import (DURATION_PATTERN, EXIT_CODES, EXIT_ERROR, TRIAGE_ID_RE, Block
                    new_id, now_iso, parse_iso)
 from .evidence import Baseline, Census, ConditionEvidence, Integrity, IntegrityIssue, PristineRun, Rerun, TestOutcome
 from .goal import (Budget, Cost, Escalation, Goal, HeartbeatMark, Iteration, MakerConfig, OracleConfig, OracleProvider,
-                   Pending, ProtectedFile, Spent, StoppingCondition)
+                   Pending, ProtectedFile, Spent, StoppingCondition, check_threshold)
 from .triage import FailingCondition, TriageItem
 from .verdict import ConditionResult, Decision, Unfixable, Verdict
 
@@ -14,5 +14,6 @@ __all__ = [
     "Census", "ConditionEvidence", "ConditionResult", "ConditionType", "Cost", "Decision", "Escalation",
     "FailingCondition", "Goal", "HeartbeatMark", "Integrity", "IntegrityIssue", "Iteration", "MakerConfig", "Model",
     "OracleConfig", "OracleProvider", "Pending", "PristineRun", "ProtectedFile", "Rerun", "Spent", "StopReason",
-    "StoppingCondition", "TestOutcome", "TriageItem", "Unfixable", "Verdict", "new_id", "now_iso", "parse_iso",
+    "StoppingCondition", "TestOutcome", "TriageItem", "Unfixable", "Verdict", "check_threshold", "new_id", "now_iso",
+    "parse_iso",
 ]

@@ -34,9 +34,15 @@ class StoppingCondition(Model):
 
     @model_validator(mode="after")
     def _threshold_for_coverage(self) -> StoppingCondition:
-        if (self.type == "coverage_threshold") != (self.threshold is not None):
-            raise ValueError("threshold is required for coverage_threshold and only for it")
+        check_threshold(self.type, self.threshold)
         return self
+
+
+def check_threshold(kind: str, threshold: float | None) -> None:
+    """A coverage check needs the percentage to reach, and no other kind of check takes one."""
+    if (kind == "coverage_threshold") != (threshold is not None):
+        raise ValueError("a coverage_threshold condition needs a threshold (`threshold = PCT` in a settings file, "
+                         "--coverage PCT on the command line), and only that type takes one")
 
 
 def _one_limit_at_least(schema: dict[str, Any]) -> None:

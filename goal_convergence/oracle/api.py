@@ -15,8 +15,9 @@ from ..models import ConditionEvidence, Cost
 from .input import OracleInput
 from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, cost_upper_bound, repair_message,
                      system_prompt, token_estimate, user_message)
-from .settings import oracle_retries, oracle_timeout
-from .tools import MAX_RESULT_CHARS, Toolbox, cut
+from ..config import env_settings
+from ..text import cut
+from .tools import MAX_RESULT_CHARS, Toolbox
 from .verdict import BadAnswer, JudgeError, Judgement, parse_verdict
 
 _TOOLS = ("Tools: read_file, list_files, grep and git are read-only and confined to the project root; "
@@ -34,8 +35,8 @@ class AnthropicOracle:
         self.model = model
         self.price = pricing.price_for(model)  # an unknown price fails now, not after a paid call
         self.toolbox = Toolbox(root, rerun)
-        self.timeout = oracle_timeout() if timeout is None else timeout
-        self.max_retries = oracle_retries() if max_retries is None else max_retries
+        self.timeout = env_settings().oracle_timeout if timeout is None else timeout
+        self.max_retries = env_settings().oracle_retries if max_retries is None else max_retries
         # Sampling parameters are never sent: Haiku 5.5 rejects temperature, top_p and top_k.
         self.system = [{"type": "text", "text": system_prompt(_TOOLS), "cache_control": {"type": "ephemeral"}}]
 

@@ -12,8 +12,8 @@ from .. import cost as pricing
 from ..models import Cost
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS, cost_upper_bound, schema_text, system_prompt, token_estimate, user_message
-from .settings import oracle_retries, oracle_timeout
-from .tools import cut
+from ..config import env_settings
+from ..text import cut
 from .verdict import BadAnswer, JudgeError, Judgement, check_verdict, parse_verdict
 
 # Claude Code's own system prompt remnant and its Read/Grep/Glob/StructuredOutput tool definitions.
@@ -33,8 +33,8 @@ class ClaudeCliOracle:
         self.price = pricing.price_for(model)
         self.root = Path(root)
         self.claude = claude
-        self.timeout = oracle_timeout() if timeout is None else timeout
-        self.max_retries = oracle_retries() if max_retries is None else max_retries
+        self.timeout = env_settings().oracle_timeout if timeout is None else timeout
+        self.max_retries = env_settings().oracle_retries if max_retries is None else max_retries
         self.system = system_prompt(_TOOLS)
 
     def estimate_cost(self, oracle_input: OracleInput) -> float:

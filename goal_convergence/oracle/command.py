@@ -7,8 +7,8 @@ from pathlib import Path
 
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS
-from .settings import oracle_timeout
-from .tools import cut
+from ..config import env_settings
+from ..text import cut
 from .verdict import BadAnswer, JudgeError, Judgement, parse_foreign_verdict
 
 
@@ -21,7 +21,7 @@ class CommandOracle:
     def __init__(self, command: str, root: Path, *, timeout: float | None = None) -> None:
         self.command = command
         self.root = Path(root)
-        self.timeout = (oracle_timeout() if timeout is None else timeout) * (MAX_TOOL_ROUNDS + 2)
+        self.timeout = (env_settings().oracle_timeout if timeout is None else timeout) * (MAX_TOOL_ROUNDS + 2)
 
     def estimate_cost(self, oracle_input: OracleInput) -> float:
         return 0.0

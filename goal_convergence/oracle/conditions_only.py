@@ -7,7 +7,7 @@ import re
 from ..errors import InvalidInput
 from ..models import ConditionResult, Verdict
 from .input import ConditionInput, OracleInput
-from .tools import cut
+from ..text import cut
 from .verdict import Judgement
 
 

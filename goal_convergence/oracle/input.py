@@ -14,7 +14,7 @@ from pydantic import Field
 
 from .. import tree
 from ..models import Census, ConditionEvidence, ConditionType, Goal, Integrity, Iteration, Model
-from .tools import cut
+from ..text import cut
 
 MAX_INPUT_TOKENS = 8_000
 # chars/4 of the input JSON stays under MAX_INPUT_TOKENS, with room for the message around it.
@@ -80,11 +80,11 @@ def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: st
     its name; what gives way is messages, details and output tails."""
     root = Path(goal.project_root)
     fixed = OracleInput(
-        objective=_clip(goal.objective, 2_000),
+        objective=cut(goal.objective, 2_000, head=0),
         conditions=[],
-        maker_summary=_clip(maker_summary, 4_000, head=1_000) if maker_summary else None,
+        maker_summary=cut(maker_summary, 4_000, head=1_000) if maker_summary else None,
         recent_iterations=[_past(it) for it in goal.history[-3:]],
-        diff_stat=_clip(tree.diff_stat(root, goal.base_commit), 2_000),
+        diff_stat=cut(tree.diff_stat(root, goal.base_commit), 2_000, head=0),
         integrity=_integrity(goal, evidence, guard) if guard is not None else None,
     )
     thresholds = {i: c.threshold for i, c in enumerate(goal.stopping_conditions)}
@@ -100,10 +100,10 @@ def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: st
 def _condition(ev: ConditionEvidence, threshold: float | None, budget: int) -> ConditionInput:
     failures = compact_failures(ev.failure_lines, budget * 2 // 3 if not ev.passed else budget // 4)
     left = budget - sum(len(f) + 4 for f in failures) - len(ev.command) - 200
-    tail = _clip(ev.output_tail or ev.output_head, min(3_000 if not ev.passed else 600, max(0, left)), head=0)
-    return ConditionInput(index=ev.index, type=ev.type, command=_clip(ev.command, 500) or "", passed=ev.passed,
+    tail = cut(ev.output_tail or ev.output_head, min(3_000 if not ev.passed else 600, max(0, left)), head=0)
+    return ConditionInput(index=ev.index, type=ev.type, command=cut(ev.command, 500, head=0) or "", passed=ev.passed,
                           exit_code=ev.exit_code, timed_out=ev.timed_out, threshold=threshold,
-                          coverage=ev.coverage, error=_clip(ev.error, 500), failures=failures, tail=tail)
+                          coverage=ev.coverage, error=cut(ev.error, 500, head=0), failures=failures, tail=tail)
 
 
 def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) -> IntegrityInput:
@@ -118,19 +118,19 @@ def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) 
     pristine = guard.pristine_note if p is None else (
         f"{'passed' if p.passed else 'failed'} in {p.duration_seconds:g}s with "
         f"{len(p.restored)} original file(s) restored and {len(p.removed)} added file(s) removed"
-        + (": " + "; ".join(_clip(f, 300) or "" for f in p.failures[:5]) if p.failures else ""))
+        + (": " + "; ".join(cut(f, 300, head=0) or "" for f in p.failures[:5]) if p.failures else ""))
     return IntegrityInput(enforced=guard.enforced, changed=guard.changed[:30], deleted=guard.deleted[:30],
                           added=guard.added[:30], census=[census(e.index, e.census) for e in evidence],
                           pristine=pristine,
-                          issues=[_clip(f"{i.kind}: {i.subject}: {i.detail}", 300) or "" for i in guard.issues[:10]])
+                          issues=[cut(f"{i.kind}: {i.subject}: {i.detail}", 300, head=0) or "" for i in guard.issues[:10]])
 
 
 def _past(it: Iteration) -> PastIteration:
     v = it.verdict
     return PastIteration(
         number=it.number, converged=v.converged if v else None,
-        reasons=[_clip(r, 300) or "" for r in v.reasons[:3]] if v else [],
-        next_hint=(_clip(v.next_hint, 600) or "") if v else "", judge_error=_clip(it.judge_error, 300),
+        reasons=[cut(r, 300, head=0) or "" for r in v.reasons[:3]] if v else [],
+        next_hint=(cut(v.next_hint, 600, head=0) or "") if v else "", judge_error=cut(it.judge_error, 300, head=0),
         action=it.decision.action,
         # 12 hex digits tell "same as before" apart as well as 64 do, at a fifth of the tokens.
         condition_fingerprints=[c.fingerprint[:12] for c in it.conditions],
@@ -170,16 +170,3 @@ def compact_failures(lines: list[str], budget: int) -> list[str]:
             out.append(line)
             room -= len(line) + 4
     return out
-
-
-def _clip(text: str | None, limit: int, head: int = 0) -> str | None:
-    """At most ``limit`` characters: the first ``head`` and the rest from the end, which is where
-    runners and makers put their summaries."""
-    if text is None or len(text) <= limit:
-        return text
-    if limit <= 0:
-        return ""
-    marker = f"\n... ({len(text) - limit} characters cut) ...\n"
-    keep = max(0, limit - len(marker))
-    first = min(head, keep)
-    return text[:first] + marker + text[len(text) - (keep - first):]

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import GoalConvergenceError
 from ..models import ConditionEvidence
+from ..text import cut
 from ..tree import SKIP_DIRS
 
 MAX_RESULT_CHARS = 8_000
@@ -228,11 +229,3 @@ class Toolbox:
         if ev.output_tail:
             lines += ["--- output tail ---", ev.output_tail[-3000:]]
         return "\n".join(lines)
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    note = f"\n... ({len(text) - limit} more characters cut)"
-    return text[: max(0, limit - len(note))] + note

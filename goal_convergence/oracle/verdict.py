@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import schema
-from ..errors import OracleError
+from ..errors import OracleError, problems
 from ..models import Cost, Model, Unfixable, Verdict
 
 
@@ -71,7 +71,7 @@ def check_verdict(doc: dict[str, Any]) -> Verdict:
     try:
         return Verdict.model_validate(doc)
     except ValidationError as exc:
-        raise BadAnswer(f"it is not a valid verdict: {exc.errors()[0]['msg']}") from None
+        raise BadAnswer(f"it is not a valid verdict: {problems(exc, 1)}") from None
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -118,7 +118,6 @@ def parse_foreign_verdict(text: str) -> Verdict:
             hint = {"done": "", "continue": reason, "replan": f"Step back and re-plan the approach: {reason}"}
             return Verdict(converged=d.decision == "done", reasons=[reason], next_hint=hint[d.decision])
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise BadAnswer(f"{'.'.join(map(str, err['loc'])) or 'the object'}: {err['msg']}") from None
+        raise BadAnswer(problems(exc, 1)) from None
     raise BadAnswer('expected {"converged": ...} (verdict.schema.json), {"ok": bool, "reason": str} '
                     'or {"decision": "done"|"continue"|"replan", "reason": str}')

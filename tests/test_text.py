@@ -1,0 +1,27 @@
+"""Text cut to fit, for a person and for a model."""
+
+from __future__ import annotations
+
+import pytest
+
+from goal_convergence.text import clip, cut
+
+
+@pytest.mark.parametrize(("text", "width", "shown"), [("short", 10, "short"), ("exactly10!", 10, "exactly10!"),
+                                                      ("eleven char", 10, "eleven ch…"), ("abc", 0, "…")])
+def test_clip_fits_the_width_and_marks_a_cut(text, width, shown):
+    assert clip(text, width) == shown
+
+
+def test_cut_keeps_the_beginning_and_says_how_much_is_gone():
+    text = "x" * 1000
+    kept = cut(text, 100)
+    assert len(kept) == 100 and kept.startswith("x") and kept.endswith("(900 more characters cut)")
+    assert cut("small", 100) == "small" and cut(None, 10) is None and cut(text, 0) == ""
+
+
+def test_cut_with_a_head_keeps_both_ends():
+    text = "HEAD" + "m" * 1000 + "TAIL"
+    kept = cut(text, 200, head=4)
+    assert len(kept) == 200 and kept.startswith("HEAD\n... (808 characters cut) ...\n") and kept.endswith("TAIL")
+    assert cut(text, 200, head=0).endswith("mTAIL") and not cut(text, 200, head=0).startswith("HEAD")
