@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from .lines import LineReader, decode_line
+from .lines import LineScanner, decode_line
 from .models import Census, TestOutcome
 
 JUNIT_FILE = "pytest-junit.xml"
@@ -105,10 +105,11 @@ def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int]) -> Ce
                   ).with_outcomes(outcomes)
 
 
-class CensusScanner:
+class CensusScanner(LineScanner):
     """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._sums: dict[str, Counter[str]] = {}
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
         self._memo: set[bytes] = set()
@@ -120,17 +121,9 @@ class CensusScanner:
         # Lists naming some tests only are not kept: pytest's short summary without -rA (or -v) names
         # failures, vitest's default reporter the tests of failing files, go without -v its failures.
         self._pytest_listed = self._vitest_partial = self._go_verbose = False
-        self._reader = LineReader()
 
     def _busy(self) -> bool:
         return self._ran is not None or self._jest_left > 0
-
-    def feed(self, chunk: bytes) -> None:
-        self._scan(self._reader.feed(chunk))
-
-    def close(self) -> None:
-        """The output has ended: read its last line if it had no newline."""
-        self._scan(self._reader.flush())
 
     def _scan(self, block: bytes) -> None:
         """Scan a block of whole lines (the last may lack its newline at the end of the output)."""

@@ -19,7 +19,7 @@ import re
 from collections import deque
 
 from .errors import InvalidInput
-from .lines import LineReader, decode_line
+from .lines import LineScanner, decode_line
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GO_TOTAL = re.compile(r"^total:\s+\(statements\)\s+(\d+(?:\.\d+)?)%", re.M)
@@ -125,25 +125,18 @@ def _go_packages(output: str) -> float | None:
     return min(map(float, found)) if found else None
 
 
-class CoverageLines:
+class CoverageLines(LineScanner):
     """Keeps, from streamed output (``feed`` each read, then ``close``), the lines ``parse_coverage``
     needs (bounded)."""
 
     _MAX = 500
 
     def __init__(self, regex: str | None = None) -> None:
+        super().__init__()
         self._wanted = compile_regex(regex) if regex else _WANTED
         self._lines: deque[str] = deque(maxlen=self._MAX)
         # Go prints one figure a package, maybe thousands; only the lowest counts.
         self._lowest_go: tuple[float, str] | None = None
-        self._reader = LineReader()
-
-    def feed(self, chunk: bytes) -> None:
-        self._scan(self._reader.feed(chunk))
-
-    def close(self) -> None:
-        """The output has ended: read its last line if it had no newline."""
-        self._scan(self._reader.flush())
 
     def _scan(self, block: bytes) -> None:
         if not block or self._wanted is _WANTED and not any(h in block for h in _BLOCK_HINTS):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .lines import LineReader, decode_line
+from .lines import LineScanner, decode_line
 
 MAX_LINES = 60
 # Failing test ids are what the maker and the oracle need most, and they are short: keep many more.
@@ -92,7 +92,7 @@ _GENERIC_WORDS = re.compile(r"(?i)\b(?:errors?|fail(?:ed|s|ures?)?|assert\w*|\w*
 _ZERO_COUNT = re.compile(r"(?i)\b(?:0|no) (?:errors?|fail(?:ed|ures?)|problems)\b")
 
 
-class FailureScanner:
+class FailureScanner(LineScanner):
     """Streams output (``feed`` each read, then ``close``) and keeps the bounded list of lines that matter."""
 
     # Lines whose effect depends on nothing but themselves are remembered, so a flood of the same
@@ -100,6 +100,7 @@ class FailureScanner:
     _MAX_MEMO = 10_000
 
     def __init__(self) -> None:
+        super().__init__()
         self._kept: list[list[str]] = [[] for _ in range(4)]
         self._seen: set[tuple[int, str]] = set()
         self._memo: set[bytes] = set()
@@ -108,14 +109,6 @@ class FailureScanner:
         self._ruff_code: str | None = None
         self._eslint_file: str | None = None
         self._last_line = b""
-        self._reader = LineReader()
-
-    def feed(self, chunk: bytes) -> None:
-        self._scan(self._reader.feed(chunk))
-
-    def close(self) -> None:
-        """The output has ended: scan its last line if it had no newline."""
-        self._scan(self._reader.flush())
 
     def _scan(self, block: bytes) -> None:
         """Scan a block of whole lines (the last may lack its newline at the end of the output)."""

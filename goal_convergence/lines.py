@@ -60,6 +60,25 @@ class LineReader:
         self._carry += part
 
 
+class LineScanner:
+    """A consumer of streamed output that reads it as blocks of whole lines: ``feed`` it reads cut
+    anywhere, ``close`` it when the output ends; it implements ``_scan``."""
+
+    def __init__(self) -> None:
+        self._reader = LineReader()
+
+    def feed(self, chunk: bytes) -> None:
+        self._scan(self._reader.feed(chunk))
+
+    def close(self) -> None:
+        """The output has ended: read its last line if it had no newline."""
+        self._scan(self._reader.flush())
+
+    def _scan(self, block: bytes) -> None:
+        """Read a block of whole lines (the last may lack its newline at the end of the output)."""
+        raise NotImplementedError
+
+
 def decode_line(raw: bytes) -> str:
     """One output line as text: invalid UTF-8 replaced, NULs, colours and progress redraws gone."""
     text = raw.decode("utf-8", "replace").replace("\x00", "")
