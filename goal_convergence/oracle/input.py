@@ -1,7 +1,7 @@
 """The oracle's input: a goal and its fresh condition evidence, bounded to a few thousand tokens.
 
 ``build_input`` keeps the name of every failing test the evidence names; what gives way is
-messages, details and output tails (``compact_failures``, ``_clip``).
+messages, details and output tails (``compact_failures``, ``text.cut``).
 """
 
 from __future__ import annotations
