@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from . import conditions, config, goals, heartbeat, makers, render, runner, triage
+from . import conditions, config, demo, goals, heartbeat, makers, render, runner, triage
 from .claude_code import slash
 from .errors import GoalConvergenceError
 from .index import OPEN_STATES
@@ -68,6 +68,17 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
     store = _store()
     goal = goals.new_goal(store, spec_from(objective, options), on_progress=_live_progress(json_out))
     _echo_json(goal.dump()) if json_out else click.echo(f"created {goal.goal_id}\n{render.status(goal)}")
+
+
+@cli.command("demo")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="A new or empty folder for the sample project and its goal (default: a new temp folder); kept.")
+@click.option("--keep", is_flag=True,
+              help="Record the demo goal in your own goal home (`goal list --all` shows it), not the demo folder's.")
+def demo_cmd(folder: Path | None, keep: bool) -> int:
+    """Watch the real loop fix a bundled sample project: no API key or Claude Code needed.
+    A scripted maker fixes a bug, cheats (caught), then fixes the rest. Exits 0 when the goal converges."""
+    return demo.run(folder, keep=keep, echo=click.echo, on_progress=_live_progress(False)).exit_code
 
 
 @cli.command("list")
