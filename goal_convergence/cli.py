@@ -221,16 +221,20 @@ def slash_cmd(session_id: str | None) -> None:
 @click.option("--project", type=click.Path(file_okay=False), help="Project folder (default: here).")
 @click.option("--mode", type=click.Choice(["goal", "triage"]),
               help="What a new failure becomes (default: the config's mode, else goal).")
-@click.option("--run", "run_goals", is_flag=True, help="Then run the new goals headless, one after another.")
+@click.option("--run", "run_goals", is_flag=True,
+              help="Then run the project's open heartbeat goals no session holds, headless, one after another.")
+@click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
+              help="The heartbeat goals' oracle, over the settings' `oracle`; `conditions` means no model at all.")
 @click.option("--maker", type=click.Choice(["claude"]), help="With --run: Claude Code in print mode (default).")
 @click.option("--maker-cmd", help="With --run: any shell command as the maker (gets GOAL_HINT and GOAL_FILE).")
 @click.option("--json", "json_out", is_flag=True, help="Always print a JSON summary.")
-def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, maker: str | None, maker_cmd: str | None,
-                  json_out: bool) -> int:
+def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, oracle: str | None, maker: str | None,
+                  maker_cmd: str | None, json_out: bool) -> int:
     """Run the project's checks; each new failure becomes a goal (or a triage item), deduplicated and
     rate-limited. Prints nothing unless something new was made, skipped or run (cron-friendly)."""
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker() if maker else None
-    report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen)
+    report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen,
+                            oracle=oracle)
     if json_out:
         _echo_json(report.summary())
     elif report.changed:
