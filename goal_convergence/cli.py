@@ -4,7 +4,7 @@ Exit codes (mapped here and only here):
   0   success (for `goal run`: converged; for `goal check`: every condition passes)
   1-7 `goal run`: the stop reason (1 unfixable, 2 stuck, 3 timeout, 4 ceiling, 5 budget-exhausted,
       6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails; `goal heartbeat --run`: the
-      code of the first new goal that did not converge (0 when all did, or none was made)
+      code of the first goal it ran that did not converge (0 when all did, or none ran)
   2   bad input (a flag value, an id, a broken hard rule)
   70  the command could not run (no such goal, a corrupt file, an illegal state change, a missing tool)
   130 interrupted
