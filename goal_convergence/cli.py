@@ -4,7 +4,7 @@ Exit codes (mapped here and only here):
   0   success (for `goal run`: converged; for `goal check`: every condition passes)
   1-7 `goal run`: the stop reason (1 unfixable, 2 stuck, 3 timeout, 4 ceiling, 5 budget-exhausted,
       6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails; `goal heartbeat --run`: the
-      code of the first new goal that did not converge (0 when all did, or none was made)
+      code of the first goal it ran that did not converge (0 when all did, or none ran)
   2   bad input (a flag value, an id, a broken hard rule)
   70  the command could not run (no such goal, a corrupt file, an illegal state change, a missing tool)
   130 interrupted
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from . import conditions, config, goals, heartbeat, makers, render, runner, triage
+from . import conditions, config, demo, goals, heartbeat, makers, render, runner, triage
 from .claude_code import slash
 from .errors import GoalConvergenceError
 from .index import OPEN_STATES
@@ -68,6 +68,17 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
     store = _store()
     goal = goals.new_goal(store, spec_from(objective, options), on_progress=_live_progress(json_out))
     _echo_json(goal.dump()) if json_out else click.echo(f"created {goal.goal_id}\n{render.status(goal)}")
+
+
+@cli.command("demo")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="A new or empty folder for the sample project and its goal (default: a new temp folder); kept.")
+@click.option("--keep", is_flag=True,
+              help="Record the demo goal in your own goal home (`goal list --all` shows it), not the demo folder's.")
+def demo_cmd(folder: Path | None, keep: bool) -> int:
+    """Watch the real loop fix a bundled sample project: no API key or Claude Code needed.
+    A scripted maker fixes a bug, cheats (caught), then fixes the rest. Exits 0 when the goal converges."""
+    return demo.run(folder, keep=keep, echo=click.echo, on_progress=_live_progress(False)).exit_code
 
 
 @cli.command("list")
@@ -210,16 +221,20 @@ def slash_cmd(session_id: str | None) -> None:
 @click.option("--project", type=click.Path(file_okay=False), help="Project folder (default: here).")
 @click.option("--mode", type=click.Choice(["goal", "triage"]),
               help="What a new failure becomes (default: the config's mode, else goal).")
-@click.option("--run", "run_goals", is_flag=True, help="Then run the new goals headless, one after another.")
+@click.option("--run", "run_goals", is_flag=True,
+              help="Then run the project's open heartbeat goals no session holds, headless, one after another.")
+@click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
+              help="The heartbeat goals' oracle, over the settings' `oracle`; `conditions` means no model at all.")
 @click.option("--maker", type=click.Choice(["claude"]), help="With --run: Claude Code in print mode (default).")
 @click.option("--maker-cmd", help="With --run: any shell command as the maker (gets GOAL_HINT and GOAL_FILE).")
 @click.option("--json", "json_out", is_flag=True, help="Always print a JSON summary.")
-def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, maker: str | None, maker_cmd: str | None,
-                  json_out: bool) -> int:
+def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, oracle: str | None, maker: str | None,
+                  maker_cmd: str | None, json_out: bool) -> int:
     """Run the project's checks; each new failure becomes a goal (or a triage item), deduplicated and
     rate-limited. Prints nothing unless something new was made, skipped or run (cron-friendly)."""
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker() if maker else None
-    report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen)
+    report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen,
+                            oracle=oracle)
     if json_out:
         _echo_json(report.summary())
     elif report.changed:

@@ -11,6 +11,11 @@ a goal that escalated or was abandoned, or an item that was dismissed, is a pers
 it is reported as known and never re-opened. Anything else is new, and at most
 ``max_new_per_hour`` new goals and items are made per project in any hour; the rest are skipped
 (reported, not recorded) and come back at the next heartbeat.
+
+With ``run`` it then works on every open heartbeat goal of the project that no session holds, so an
+hourly plain heartbeat and a nightly ``--run`` share the work. Those goals are judged by the oracle
+the settings (or ``--oracle``) name at that run: a goal made before an oracle could run here waits,
+open, and is worked on once one is set.
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ from typing import Literal
 
 from . import conditions, config, goals, inference, makers, render, runner, triage
 from .config import HeartbeatConfig
-from .errors import InvalidInput
+from .errors import InvalidInput, OracleUnavailable
 from .makers import Maker
 from .models import (
     ConditionEvidence,
     FailingCondition,
     Goal,
     HeartbeatMark,
+    OracleConfig,
     StoppingCondition,
     TriageItem,
     now_iso,
@@ -82,16 +88,19 @@ class Report:
     max_new_per_hour: int
     findings: list[Finding] = field(default_factory=list)
     runs: list[runner.RunResult] = field(default_factory=list)
+    blocked: str | None = None  # why --run could not work on the goals (no oracle can judge them)
 
     @property
     def changed(self) -> bool:
-        """Worth a line in a cron mail: something new was made, skipped, or run."""
-        return bool(self.runs) or any(f.outcome in ("created", "skipped") for f in self.findings)
+        """Worth a line in a cron mail: something new was made, skipped, run, or could not be run."""
+        return bool(self.runs or self.blocked) or any(f.outcome in ("created", "skipped") for f in self.findings)
 
     @property
     def exit_code(self) -> int:
-        """0 unless a goal run with --run did not converge: then that run's exit code (`goal run`'s)."""
-        return next((r.exit_code for r in self.runs if r.exit_code != 0), 0)
+        """0 unless a goal run with --run did not converge: then that run's exit code (`goal run`'s); when
+        no oracle could judge the goals, the code of OracleUnavailable (errors.py)."""
+        code = next((r.exit_code for r in self.runs if r.exit_code != 0), 0)
+        return code or (OracleUnavailable.exit_code if self.blocked else 0)
 
     def summary(self) -> dict:
         return {"project": self.project, "mode": self.mode, "checks": self.checks, "failing": len(self.findings),
@@ -99,7 +108,7 @@ class Report:
                 "runs": [{"goalId": r.goal.goal_id, "stop": r.stop, "exitCode": r.exit_code,
                           "iterations": r.goal.spent.iterations, "totalCostUsd": round(r.goal.spent.dollars, 6)}
                          for r in self.runs],
-                "exitCode": self.exit_code}
+                "blocked": self.blocked, "exitCode": self.exit_code}
 
     def text(self) -> str:
         lines = [f"heartbeat in {self.project}: {self.checks} check(s), {len(self.findings)} failing"]
@@ -114,15 +123,19 @@ class Report:
                            f"here (max_new_per_hour); the next heartbeat records it",
             }[f.outcome])
         lines += ["  ran " + render.run_summary(r.goal, r.stop).replace("\n", "\n    ") for r in self.runs]
+        lines += [f"  {self.blocked}"] if self.blocked else []
         return "\n".join(lines)
 
 
 def beat(store: Store, project: Path | str | None = None, *, mode: str | None = None, run: bool = False,
-         maker: Maker | None = None, now: datetime | None = None) -> Report:
-    """Run the project's checks, record their failures, and with ``run`` work on the new goals
-    one after another (``maker`` defaults to `claude -p`)."""
+         maker: Maker | None = None, oracle: str | None = None, now: datetime | None = None) -> Report:
+    """Run the project's checks, record their failures, and with ``run`` work on the project's open
+    heartbeat goals one after another (``maker`` defaults to `claude -p`). ``oracle`` overrides the
+    settings' oracle."""
     root = goals.find_project(project)
     settings = config.project_config(root).heartbeat
+    if oracle:
+        settings = settings.model_copy(update={"oracle": oracle})
     mode = mode or settings.mode
     if run and mode == "triage":
         raise InvalidInput("--run works on the goals a heartbeat makes, but --mode triage makes triage items; "
@@ -138,10 +151,32 @@ def beat(store: Store, project: Path | str | None = None, *, mode: str | None = 
         with store.lock(Path("heartbeat-" + hashlib.sha256(str(root).encode()).hexdigest()[:16])):
             report.findings = _record(store, root, settings, mode, failing, now or datetime.now(UTC))
     if run:
-        chosen = maker or makers.ClaudeMaker()
-        report.runs = [runner.run_goal(store, f.tracked.item_id, chosen) for f in report.findings
-                       if f.outcome == "created" and f.tracked]
+        _run_open_goals(store, root, settings, report, maker or makers.ClaudeMaker())
     return report
+
+
+def _run_open_goals(store: Store, root: Path, settings: HeartbeatConfig, report: Report, maker: Maker) -> None:
+    """Work on every open heartbeat goal of the project no session holds, oldest first: the ones this
+    heartbeat made and the ones an earlier (plain) one did, judged by the oracle the settings name now."""
+    waiting = [g for g in sorted(store.iter_all(Goal), key=lambda g: g.created_at)
+               if g.project_root == str(root) and g.state == "active" and g.source == "heartbeat" and not g.session_id]
+    judge = OracleConfig(provider=settings.oracle, model=settings.oracle_model or goals.DEFAULT_ORACLE_MODEL,
+                         command=settings.oracle_command)
+    for goal in waiting:
+        if (goal.oracle.provider, goal.oracle.model, goal.oracle.command) != (judge.provider, judge.model,
+                                                                              judge.command):
+            store.update(Goal, goal.goal_id, lambda g: setattr(g, "oracle", judge.model_copy(
+                update={"expect": g.oracle.expect})))
+        try:
+            report.runs.append(runner.run_goal(store, goal.goal_id, maker))
+        except OracleUnavailable as exc:
+            # Nothing was spent and the goals stay open: once an oracle is set up the next --run works on them.
+            left = len(waiting) - len(report.runs)
+            report.blocked = (f"no goal was run: {exc}. For heartbeat goals, put `oracle = \"conditions\"` (or another "
+                              f"oracle) under [heartbeat] in {config.PROJECT_FILE}, or pass --oracle. "
+                              + ("The open heartbeat goal here waits" if left == 1 else
+                                 f"The {left} open heartbeat goals here wait") + " for the next `goal heartbeat --run`")
+            return
 
 
 def checks_for(settings: HeartbeatConfig, root: Path) -> list[StoppingCondition]:

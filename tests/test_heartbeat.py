@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -218,3 +219,55 @@ def test_the_tests_may_change_setting_reaches_the_goals_it_makes(project):
     [finding] = report.findings
     goal = Store().load(Goal, finding.tracked.item_id)
     assert goal.tests_may_change and goal.baseline.census == [None]  # `sh check.sh` is no test runner
+
+
+def test_the_cron_pair_works_the_nightly_run_works_on_the_goal_an_hourly_heartbeat_made(project, gc_home):
+    [made] = beat_json(project)["findings"]  # the hourly plain heartbeat
+    assert made["outcome"] == "created"
+    nightly = beat_json(project, "--run", "--maker-cmd", ": > failures.txt")
+    assert [f["outcome"] for f in nightly["findings"]] == ["updated"]
+    assert [(r["goalId"], r["stop"]) for r in nightly["runs"]] == [(made["id"], "converged")]
+    [doc] = docs(gc_home)
+    assert doc["state"] == "converged"
+
+
+def test_run_leaves_alone_a_heartbeat_goal_a_session_holds(project, gc_home):
+    [made] = beat_json(project)["findings"]
+    assert goal(project, "resume", made["id"], "--session", "s-1").returncode == 0
+    report = beat_json(project, "--run", "--maker-cmd", ": > failures.txt")
+    assert report["runs"] == [] and docs(gc_home)[0]["state"] == "active"
+    assert (project / "failures.txt").read_text()  # no maker ran
+
+
+@pytest.fixture
+def no_oracle(project, monkeypatch) -> Path:
+    """Heartbeat settings that leave the oracle to `auto`, on a machine with no API key and no Claude Code."""
+    monkeypatch.delenv("CLAUDE_BIN", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                                               if not (Path(d) / "claude").exists()))
+    (project / ".goal-convergence.toml").write_text(CONFIG.replace('oracle = "conditions"\n', ""))
+    return project
+
+
+def test_with_no_oracle_run_says_what_to_set_and_the_goal_runs_once_it_is_set(no_oracle, gc_home):
+    for _ in range(2):  # the goal made by the first is not skipped silently by the second
+        done = goal(no_oracle, "heartbeat", "--run", "--maker-cmd", ": > failures.txt")
+        assert done.returncode == 70, done.stdout + done.stderr
+        assert 'oracle = "conditions"' in done.stdout and "--oracle conditions" in done.stdout
+        assert "The open heartbeat goal here waits for the next `goal heartbeat --run`" in done.stdout
+    [doc] = docs(gc_home)
+    assert (doc["state"], doc["spent"]["iterations"], doc["oracle"]["provider"]) == ("active", 0, "auto")
+    assert (no_oracle / "failures.txt").read_text()  # nothing was spent: the maker never ran
+
+    (no_oracle / ".goal-convergence.toml").write_text(CONFIG)
+    report = beat_json(no_oracle, "--run", "--maker-cmd", ": > failures.txt")
+    assert [(r["goalId"], r["stop"]) for r in report["runs"]] == [(doc["goalId"], "converged")]
+    [done_doc] = docs(gc_home)
+    assert (done_doc["state"], done_doc["oracle"]["provider"]) == ("converged", "conditions")
+
+
+def test_the_oracle_flag_judges_the_heartbeat_goals(no_oracle, gc_home):
+    report = beat_json(no_oracle, "--run", "--oracle", "conditions", "--maker-cmd", ": > failures.txt")
+    assert [r["stop"] for r in report["runs"]] == ["converged"] and report["blocked"] is None
+    [doc] = docs(gc_home)
+    assert doc["oracle"]["provider"] == "conditions"
