@@ -70,8 +70,11 @@ def test_stop_with_no_goal_store_at_all_says_nothing(project):
 def test_stop_blocks_with_the_failures_the_hint_and_the_budget_then_converges(project):
     goal = make_goal(project)
     answer = run_hook("stop", stop_input(project, message="I think it is done."))
-    assert answer["decision"] == "block"
-    reason = answer["reason"]
+    reason = hooks.feedback(answer)
+    # fed to the model once, without Claude Code's "Stop hook reported a problem" (README, Claude Code facts)
+    assert "decision" not in answer and answer["hookSpecificOutput"]["hookEventName"] == "Stop"
+    assert answer["systemMessage"] == (f"goal-convergence: {goal.goal_id} iteration 1 not done (1 failing check); "
+                                       f"the session carries on")
     assert f"goal {goal.goal_id} is not done yet (iteration 1/10)" in reason
     assert "[0] custom_command `python3 check.py`" in reason
     assert "Hint: " in reason and "iterations 1/10" in reason and "spend $" in reason
@@ -80,7 +83,7 @@ def test_stop_blocks_with_the_failures_the_hint_and_the_budget_then_converges(pr
 
     (project / "fixed.txt").write_text("yes\n")
     answer = run_hook("stop", stop_input(project))
-    assert "decision" not in answer
+    assert hooks.feedback(answer) is None
     assert answer["systemMessage"].startswith(f"goal-convergence: {goal.goal_id} converged after 2 iterations")
     assert load(goal.goal_id).state == "converged"
     assert run_hook("stop", stop_input(project)) is None  # done: the session may stop
@@ -152,7 +155,7 @@ def test_session_start_lists_this_projects_open_goals_only(project, tmp_path):
 def test_a_maker_that_only_talks_ends_stuck_before_claude_codes_block_cap(project):
     goal = make_goal(project, stuck_after=10, max_iterations=50)  # the user's settings would allow more
     blocks = 0
-    while (answer := run_hook("stop", stop_input(project, message="All done!"))) and answer.get("decision") == "block":
+    while (answer := run_hook("stop", stop_input(project, message="All done!"))) and hooks.feedback(answer):
         blocks += 1
     assert blocks < 8  # Claude Code ends the turn by itself after 8 blocks in a row
     ended = load(goal.goal_id)
@@ -166,7 +169,7 @@ def test_the_maker_running_the_oracles_model_is_refused_in_one_line(project, tmp
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(assistant_line("msg_1", model="claude-haiku-5-5"))
     answer = run_hook("stop", stop_input(project, transcript=transcript))
-    assert "decision" not in answer
+    assert hooks.feedback(answer) is None
     assert "the oracle's own model" in answer["systemMessage"] and "\n" not in answer["systemMessage"]
     assert load(goal.goal_id).spent.iterations == 0
 
@@ -176,7 +179,7 @@ def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run
     garbage = gc_home / "goals" / "goal-zzzzzzzz.json"
     garbage.write_text("{ this is not json")
     answer = run_hook("stop", stop_input(project, session="s-unrelated"))
-    assert "decision" not in answer
+    assert hooks.feedback(answer) is None
     assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
     assert not garbage.exists()
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
@@ -242,7 +245,7 @@ def test_the_slow_path_reads_the_index_once_per_hook(project, event, payload):
     answer = hooks.run(event, json.dumps({**stop_input(project), **payload}).encode(), store)
     assert store.reads == 1
     if event == "stop":
-        assert answer["decision"] == "block" and load(goal.goal_id).spent.iterations == 1
+        assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 1
     if event == "session-start":
         assert answer["systemMessage"].startswith(f"goal-convergence: {goal.goal_id} continues in this session")
     if event == "session-end":
@@ -288,7 +291,7 @@ def test_the_launcher_answers_the_no_goal_case_itself_without_the_cli(project, t
 def test_the_launcher_runs_the_cli_when_there_is_work(project):
     make_goal(project)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)["decision"] == "block"
+    assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)["hookSpecificOutput"]["hookEventName"] == "Stop"
 
 
 def counting_goal(tmp_path: Path) -> tuple[Path, Path]:
@@ -313,9 +316,9 @@ def test_a_stop_through_the_launcher_runs_the_fast_path_once(project, tmp_path):
     make_goal(project)
     env = {**os.environ, "PATH": f"{goal.parent}{os.pathsep}{os.environ['PATH']}"}
     answer = run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)
-    assert answer.get("decision") == "block", answer
+    assert hooks.feedback(answer), answer
     assert log.read_text() == "1\n"  # the slow path's read: the launcher's fast path has run already
-    assert run_hook("stop", stop_input(project), cmd=[str(goal), "hook", "stop"])["decision"] == "block"
+    assert run_hook("stop", stop_input(project), cmd=[str(goal), "hook", "stop"])["hookSpecificOutput"]
     assert log.read_text() == "1\n2\n"  # run directly, `goal hook` runs the fast path first
 
 

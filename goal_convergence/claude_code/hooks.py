@@ -21,7 +21,7 @@ from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
 from ..store import Store
-from ..text import clip
+from ..text import clip, plural
 from . import fast, transcript
 
 # Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
@@ -95,19 +95,37 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
                                    stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
     if decision.action == "continue" and goal.state == "active":
-        return {"decision": "block", "reason": continue_reason(goal, outcome.iteration, decision.hint)}
+        return carry_on(goal, outcome.iteration, decision.hint)
     # The loop ends here, so no later read will charge the message held back above: charge it now.
     goal = engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
     if goal.state == "converged":
         spent = goal.spent
         return {"systemMessage": (
-            f"goal-convergence: {goal.goal_id} converged after {spent.iterations} iteration"
-            f"{'s' if spent.iterations != 1 else ''}, {render.duration(spent.active_seconds)} active, "
+            f"goal-convergence: {goal.goal_id} converged after {plural(spent.iterations, 'iteration')}, "
+            f"{render.duration(spent.active_seconds)} active, "
             f"{render.money(spent.dollars)} (maker {render.money(spent.maker_dollars)}, "
             f"oracle {render.money(spent.oracle_dollars)})")}
     if goal.state == "escalated":
         return {"systemMessage": escalation_line(goal, outcome.triage_id)}
     return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, Any]:
+    """The answer that keeps the session working. Claude Code 2.1.332 feeds a Stop hook's
+    ``additionalContext`` to the model once and carries the turn on (a block, counted towards its
+    block cap), without the "Stop hook reported a problem" a ``decision: block`` or an exit code 2
+    shows the user; ``decision: block`` would also feed the reason twice (README, "Claude Code facts")."""
+    failing = sum(1 for c in (iteration.conditions if iteration else []) if not c.passed)
+    why = plural(failing, "failing check") if failing else "the oracle does not agree yet"
+    return {"systemMessage": f"goal-convergence: {goal.goal_id} iteration {goal.spent.iterations} not done ({why}); "
+                             f"the session carries on",
+            "hookSpecificOutput": {"hookEventName": "Stop",
+                                   "additionalContext": continue_reason(goal, iteration, hint)}}
+
+
+def feedback(answer: dict[str, Any]) -> str | None:
+    """The feedback a Stop answer gives the model, if it keeps the session working."""
+    return (answer.get("hookSpecificOutput") or {}).get("additionalContext")
 
 
 def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
@@ -142,8 +160,8 @@ def escalation_line(goal: Goal, triage_id: str | None) -> str:
     detail = f": {clip(esc.detail, 300)}" if esc and esc.detail else ""
     triage_id = triage_id or (esc.triage_id if esc else None)
     where = f"; triage item {triage_id} (/goal-convergence:triage show {triage_id})" if triage_id else ""
-    return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after {goal.spent.iterations} "
-            f"iteration(s), {render.money(goal.spent.dollars)}{where}")
+    return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after "
+            f"{plural(goal.spent.iterations, 'iteration')}, {render.money(goal.spent.dollars)}{where}")
 
 
 def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from ..index import OPEN_STATES, bound_to_session
 from ..models import GOAL_ID_RE, Goal
 from ..options import budget_options, goal_options, session_option, spec_from
 from ..store import Store
+from ..text import plural
 from .fast import COMMAND
 
 _FIRST_FLAG = re.compile(r"(?:^|\s)--[A-Za-z]")
@@ -164,7 +165,7 @@ def _resume(call: _Call) -> Reply:
     raised = {k: params[k] for k in ("max_iterations", "max_duration", "max_dollars", "max_tokens")
               if params.get(k) is not None}
     goal = goals.resume(call.store, target.goal_id, session_id=call.session_id, raise_budget=raised)
-    done = f"{goal.spent.iterations} iteration(s) so far"
+    done = f"{plural(goal.spent.iterations, 'iteration')} so far"
     hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
     return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"
                  f"{_brief(goal)}{hint}\n\n{WORK_ON_IT}",

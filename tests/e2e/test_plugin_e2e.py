@@ -63,6 +63,10 @@ def test_two_bugs_converge_in_two_iterations_with_the_oracles_hint_reaching_the_
     assert len(script.oracle_requests) == 2
     hinted = [Conversation(body) for body in script.maker_requests if HINT in Conversation(body).shown()]
     assert hinted and hinted[0].turn == 1  # the hint came back as the Stop hook's feedback after iteration 1
+    assert hinted[0].shown().count(HINT) == 1  # fed once (a `decision: block` reason is fed twice)
+    assert not [e for e in events if e.get("key") == "stop-hook-error"]  # no "Stop hook reported a problem"
+    assert any(n.startswith(f"Stop says: goal-convergence: {goal.goal_id} iteration 1 not done (1 failing check)")
+               for n in notices(events))
     assert goal.spent.maker_dollars > 0 and goal.spent.oracle_dollars > 0
     assert any(n.startswith(f"Stop says: goal-convergence: {goal.goal_id} converged after 2 iterations")
                for n in notices(events))
