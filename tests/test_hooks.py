@@ -393,3 +393,53 @@ def test_a_resumed_session_is_not_charged_for_the_time_it_was_away(project):
     Store().update(Goal, goal.goal_id, lambda g: setattr(g, "active_since", "2020-01-01T00:00:00.000Z"))
     run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "compact"})
     assert load(goal.goal_id).spent.active_seconds > 3600  # a compacted session never stopped: charged
+
+
+# ---- control turns: a turn that only ran a goal-management command is not an iteration ------------
+
+def user_line(text: str) -> str:
+    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
+
+
+def tool_line(mid: str) -> str:
+    return json.dumps({"type": "assistant", "timestamp": "2099-01-01T00:00:00Z", "message": {
+        "id": mid, "model": SONNET, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+        "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "x"}}]}}) + "\n"
+
+
+def control_turn(project: Path, transcript: Path, words: str, lines: list[str], name: str = "goal") -> dict | None:
+    """The session types /goal-convergence:<name> <words>, the model writes ``lines``, then it stops."""
+    run_hook("prompt-expansion", {"session_id": "s-1", "cwd": str(project), "transcript_path": str(transcript),
+                                  "command_name": f"goal-convergence:{name}", "command_args": words})
+    with transcript.open("a") as fh:
+        fh.writelines(lines)
+    return run_hook("stop", stop_input(project, transcript=transcript))
+
+
+@pytest.mark.parametrize("name, words", [("goal", "status"), ("goal", "list"), ("goal", "check"), ("goal", "help"),
+                                         ("triage", "list")])
+def test_a_turn_that_only_ran_a_control_command_is_not_an_iteration(project, tmp_path, name, words):
+    goal = make_goal(project)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(user_line("earlier"))
+    said = [user_line(f"/goal-convergence:{name} {words}"), assistant_line("msg_1")]
+    assert control_turn(project, transcript, words, said, name) is None  # not blocked
+    assert load(goal.goal_id).spent.iterations == 0  # not counted, not checked
+
+
+def test_a_working_turn_after_a_control_turn_is_still_an_iteration(project, tmp_path):
+    goal = make_goal(project, stuck_after=10)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(user_line("earlier"))
+    assert control_turn(project, transcript, "status", [assistant_line("msg_1")]) is None
+    # the next turn (a plain prompt: no mark) talks only, and is an iteration all the same
+    with transcript.open("a") as fh:
+        fh.write(assistant_line("msg_2"))
+    assert hooks.feedback(run_hook("stop", stop_input(project, transcript=transcript)))
+    assert load(goal.goal_id).spent.iterations == 1
+    # a control command whose turn went on to use a tool did work: an iteration
+    answer = control_turn(project, transcript, "status", [tool_line("msg_3"), assistant_line("msg_4")])
+    assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 2
+    # a command that sets work going (resume) is not a control command
+    answer = control_turn(project, transcript, "resume", [assistant_line("msg_5")])
+    assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 3

@@ -22,7 +22,7 @@ from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
 from ..store import Store
 from ..text import clip, plural
-from . import fast, transcript
+from . import control, fast, transcript
 
 # Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
 # talks must end as stuck before that cap cuts the loop off silently.
@@ -91,6 +91,8 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     goal = bound_goal(store, summaries, hook_input.session_id)
     if goal is None:
         return {}
+    if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
+        return {}  # the turn only ran a goal-management command: no iteration, no block
     outcome = engine.run_iteration(store, goal.goal_id, maker_report(goal, hook_input, final=False),
                                    stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
@@ -196,6 +198,10 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
     from . import slash  # click and goal creation: the other hooks (SessionEnd: 1.5 s) need neither
 
     name = (hook_input.command_name or "").rpartition(":")[2]
+    if control.is_control(name, hook_input.command_args) and index.bound_to_session(summaries, hook_input.session_id):
+        control.mark(store.root, hook_input.session_id, hook_input.transcript_path)
+    else:
+        control.clear(store.root, hook_input.session_id)
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
                               store=store)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",

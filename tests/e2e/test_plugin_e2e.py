@@ -177,3 +177,25 @@ def test_a_maker_that_weakens_the_test_never_converges_even_with_an_oracle_that_
     told = [Conversation(body).shown() for body in script.maker_requests]
     assert any("with the original test_calc.py" in shown and "changed: test_calc.py" in shown for shown in told)
     assert "sys.exit(0)" in test.read_text()  # the user's tree is as the maker left it: only a copy was reset
+
+
+def test_a_control_command_in_the_goals_session_is_not_an_iteration_and_a_working_turn_still_is(claude, project):
+    calc = project / "calc.py"
+
+    def plan(conversation: Conversation):
+        last = conversation.messages[-1]
+        asked = last["role"] == "user" and "carry on" in Conversation.text_of(last)
+        return read(calc) if asked else text("Here you are.")
+
+    scripted(claude, plan)
+    session = claude.run(NEW_GOAL, "--max-turns", "2")[-1]["session_id"]
+    before = the_goal().spent.iterations
+    for command in ("/goal-convergence:goal status", "/goal-convergence:goal check", "/goal-convergence:triage list"):
+        events = claude.run(command, "--resume", session)
+        assert events[-1]["num_turns"] == 1, command  # the stop after it was not blocked
+        assert hook_outputs(events, "Stop") == [], command
+        assert the_goal().spent.iterations == before, command  # not counted, not checked
+
+    events = claude.run("carry on", "--resume", session, "--max-turns", "3")
+    assert the_goal().spent.iterations == before + 1  # a working turn (a Read) is an iteration
+    assert the_goal().goal_id in hook_outputs(events, "Stop")[0]["systemMessage"]  # and was answered
