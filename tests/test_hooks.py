@@ -443,3 +443,18 @@ def test_a_working_turn_after_a_control_turn_is_still_an_iteration(project, tmp_
     # a command that sets work going (resume) is not a control command
     answer = control_turn(project, transcript, "resume", [assistant_line("msg_5")])
     assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 3
+
+
+def expand(project: Path, name: str, words: str) -> dict:
+    payload = {"session_id": "s-1", "cwd": str(project), "command_name": f"goal-convergence:{name}",
+               "command_args": words}
+    return hooks.run("prompt-expansion", json.dumps(payload).encode())
+
+
+def test_inside_a_session_messages_name_the_slash_commands_not_the_cli(project):
+    told = expand(project, "goal", "status")
+    said = told["hookSpecificOutput"]["additionalContext"] + told["systemMessage"]
+    assert "start one with `/goal-convergence:goal OBJECTIVE`" in said and "`goal new" not in said
+    assert "`/goal-convergence:goal list --all`" in said
+    usage = expand(project, "triage", "act")["hookSpecificOutput"]["additionalContext"]  # click's usage error
+    assert "Try '/goal-convergence:triage act --help'" in usage and "'goal triage" not in usage

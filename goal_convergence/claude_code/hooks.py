@@ -22,7 +22,7 @@ from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
 from ..store import Store
 from ..text import clip, plural
-from . import control, fast, transcript
+from . import control, fast, naming, transcript
 
 # Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
 # talks must end as stuck before that cap cuts the loop off silently.
@@ -56,7 +56,7 @@ def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
     answer = HANDLERS[event](store, hook_input, summaries)
-    return _with_quarantine_notice(answer, store)
+    return naming.answer_in_session(_with_quarantine_notice(answer, store))
 
 
 def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, Any]:
