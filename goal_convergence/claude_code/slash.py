@@ -114,10 +114,23 @@ def _brief(goal: Goal) -> str:
     lines = ["Objective:", goal.objective, "",
              "Stopping conditions (they run by themselves each time you stop):", *render.condition_lines(goal),
              f"Budget: {render.budget_line(goal)}",
-             f"Judge: the {goal.oracle.provider} oracle ({goal.oracle.model}), a different model with read-only "
-             f"access, reviews every attempt." if goal.oracle.provider != "conditions" else
-             "Judge: the conditions alone (no oracle model)."]
+             _judge(goal)]
     return "\n".join(lines)
+
+
+def _judge(goal: Goal) -> str:
+    from ..oracle.choose import SET_UP, resolve  # the oracle's modules: only for a new or resumed goal
+
+    provider = goal.oracle.provider
+    if provider == "conditions":
+        return "Judge: the conditions alone (no oracle model)."
+    if provider == "command":
+        return f"Judge: the command oracle (`{goal.oracle.command}`) reviews every attempt."
+    resolved = resolve(provider)
+    if resolved is None:
+        return f"Judge: the auto oracle, but none can run here yet: {SET_UP}."
+    named = f"the auto oracle, here the {resolved} provider" if provider == "auto" else f"the {resolved} oracle"
+    return f"Judge: {named} ({goal.oracle.model}), a different model with read-only access, reviews every attempt."
 
 
 def _target(call: _Call, states: tuple[str, ...]) -> Goal:
