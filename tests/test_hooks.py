@@ -45,7 +45,7 @@ def project(git_repo: Path) -> Path:
 
 def make_goal(project: Path, session: str | None = "s-1", **spec) -> Goal:
     options = dict(checks=["python3 check.py"], oracle_provider="conditions", max_iterations=10, session_id=session)
-    return goals.new_goal(Store(), goals.GoalSpec(objective="create fixed.txt", project=project, **{**options, **spec}))
+    return goals.new_goal(Store(), goals.GoalSpec(project=project, **{"objective": "create fixed.txt", **options, **spec}))
 
 
 def stop_input(project: Path, session: str = "s-1", transcript: Path | None = None, message: str = "Done.") -> dict:
@@ -144,7 +144,7 @@ def test_session_start_lists_this_projects_open_goals_only(project, tmp_path):
                                         "source": "startup"})
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert f"{mine.goal_id} (active in another session): 'create fixed.txt'" in context
+    assert f"{mine.goal_id} (active in another session): “create fixed.txt”" in context
     assert f"/goal-convergence:goal resume {mine.goal_id}" in context
     assert str(elsewhere) not in context
     assert answer["systemMessage"] == ("goal-convergence: 1 open goal in this project (1 active); "
@@ -458,3 +458,23 @@ def test_inside_a_session_messages_name_the_slash_commands_not_the_cli(project):
     assert "`/goal-convergence:goal list --all`" in said
     usage = expand(project, "triage", "act")["hookSpecificOutput"]["additionalContext"]  # click's usage error
     assert "Try '/goal-convergence:triage act --help'" in usage and "'goal triage" not in usage
+
+
+def test_session_start_shows_an_unheld_goal_as_such_and_the_objective_as_typed(project):
+    goal = make_goal(project, session=None, objective="don't break the \"API\"\nsecond line")
+    answer = run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"})
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert f"{goal.goal_id} (active, held by no session): “don't break the \"API\" second line”" in context
+    assert f"To work on it here: /goal-convergence:goal resume {goal.goal_id}" in context
+    assert "another session" not in context and "\\'" not in context
+
+
+def test_the_first_feedback_shows_the_makers_spend_so_far(project, tmp_path):
+    goal = make_goal(project)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(user_line("go") + assistant_line("msg_1", inp=20000, out=2000))  # the turn's one message
+    reason = hooks.feedback(run_hook("stop", stop_input(project, transcript=transcript)))
+    run_hook("session-end", stop_input(project, transcript=transcript))  # the last read charges every message
+    spent = load(goal.goal_id).spent
+    assert spent.maker_dollars > 0.05
+    assert f"spend ${spent.dollars:.4f}/" in reason

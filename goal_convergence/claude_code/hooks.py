@@ -97,7 +97,7 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
                                    stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
     if decision.action == "continue" and goal.state == "active":
-        return carry_on(goal, outcome.iteration, decision.hint)
+        return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
     # The loop ends here, so no later read will charge the message held back above: charge it now.
     goal = engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
     if goal.state == "converged":
@@ -110,6 +110,17 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     if goal.state == "escalated":
         return {"systemMessage": escalation_line(goal, outcome.triage_id)}
     return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
+    """The goal as its feedback shows it: a Stop's read holds the newest message back (transcript.py),
+    which in a short first turn is most of what the maker spent; shown, not charged (the next read
+    charges it)."""
+    held = maker_report(goal, hook_input, final=True).cost
+    shown = goal.model_copy(deep=True)
+    shown.spent.maker_dollars += held.dollars
+    shown.spent.maker_tokens += held.tokens
+    return shown
 
 
 def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, Any]:
