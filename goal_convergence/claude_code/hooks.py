@@ -62,7 +62,8 @@ def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
 def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, Any]:
     if not store.quarantined:
         return answer
-    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason})" for path, reason in store.quarantined]
+    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason}); `goal list` shows it until "
+             f"`goal triage dismiss {path.name}`" for path, reason in store.quarantined]
     log_error("quarantine", "\n".join(notes))
     return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
 

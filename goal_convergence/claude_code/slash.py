@@ -27,7 +27,7 @@ from pathlib import Path
 
 import click
 
-from .. import conditions, goals, render
+from .. import conditions, goals, quarantine, render
 from ..errors import GoalConvergenceError, InvalidInput
 from ..index import OPEN_STATES, bound_to_session
 from ..models import GOAL_ID_RE, Goal
@@ -198,7 +198,8 @@ def _list(call: _Call) -> Reply:
     call.store.iter_all(Goal)  # a full read: quarantines broken files and refreshes the index
     found = sorted((s for s in call.store.summaries() if show_all or s["state"] in OPEN_STATES),
                    key=lambda s: s["createdAt"], reverse=True)
-    return Reply(f"{render.goal_table(found)}\n\nShow this list to the user; do not start work because of it.")
+    listed = "\n\n".join(filter(None, [render.goal_table(found), quarantine.notice(call.store.root)]))
+    return Reply(f"{listed}\n\nShow this list to the user; do not start work because of it.")
 
 
 def _check(call: _Call) -> Reply:
