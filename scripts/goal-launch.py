@@ -256,7 +256,8 @@ def switch(key: str) -> None:
     for old in (data_dir() / "venvs").iterdir():
         if old.name not in (key, previous):
             shutil.rmtree(old, ignore_errors=True)
-    shutil.rmtree(data_dir() / "venv", ignore_errors=True)  # the single venv of launchers before 0.2
+    if previous:  # the single venv of launchers before 0.2, once it is not the one just replaced
+        shutil.rmtree(data_dir() / "venv", ignore_errors=True)
 
 
 if __name__ == "__main__":

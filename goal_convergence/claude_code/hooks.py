@@ -24,8 +24,8 @@ from ..store import Store
 from ..text import clip, plural
 from . import control, fast, naming, transcript
 
-# Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
-# talks must end as stuck before that cap cuts the loop off silently.
+# Claude Code ends a turn after a run of blocked stops without a tool call (9 in 2.1.332, 8 before); a
+# maker that only talks must end as stuck before that cap cuts the loop off silently.
 STUCK_CAP = 7
 MAX_FAILURES_SHOWN = 5
 Summaries = list[dict[str, Any]]
