@@ -115,3 +115,19 @@ def test_while_the_venv_builds_a_slash_command_says_so_and_to_try_again(plugin, 
     said = answer["systemMessage"] + answer["hookSpecificOutput"]["additionalContext"]
     assert "is being installed" in said and "try again in a moment, no restart needed" in said
     assert "pipx" not in said and "restart the session" not in said
+
+
+def test_the_venv_of_an_older_launcher_serves_until_a_build_replaces_it_and_goes_one_update_later(plugin, data):
+    legacy = data / "venv" / "bin" / "goal"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text("#!/bin/sh\n")
+    legacy.chmod(0o755)
+    (data / "venv" / ".installed").write_text("/old/plugin/root\n")
+    assert call(plugin, data, "[launch.find_goal(), launch.needs_install(launch.find_goal())]") == [str(legacy), True]
+    fake_build(data, "0.2.0-a", "a")
+    call(plugin, data, "launch.switch('0.2.0-a')")
+    assert legacy.exists()  # a hook may still be running from it
+    fake_build(data, "0.2.1-b", "b")
+    call(plugin, data, "launch.switch('0.2.1-b')")
+    assert not (data / "venv").exists()
+    assert call(plugin, data, "launch.find_goal()") == str(data / "venvs" / "0.2.1-b" / "bin" / "goal")
