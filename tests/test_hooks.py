@@ -161,6 +161,9 @@ def test_a_maker_that_only_talks_ends_stuck_before_claude_codes_block_cap(projec
     ended = load(goal.goal_id)
     assert (ended.state, ended.stop_reason) == ("escalated", "stuck")
     assert f"triage item {ended.escalation.triage_id}" in answer["systemMessage"]
+    assert f"after {ended.spent.iterations} iterations, $" in answer["systemMessage"]  # never "iteration(s)"
+    shown = expand(project, "triage", f"show {ended.escalation.triage_id}")["hookSpecificOutput"]["additionalContext"]
+    assert f"spent: {ended.spent.iterations} iterations," in shown
     assert Store().load(TriageItem, ended.escalation.triage_id).goal_id == goal.goal_id
 
 
