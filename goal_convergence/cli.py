@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from . import conditions, config, demo, goals, heartbeat, makers, render, runner, triage
+from . import conditions, config, demo, goals, heartbeat, makers, quarantine, render, runner, triage
 from .claude_code import slash
 from .errors import GoalConvergenceError
 from .index import OPEN_STATES
@@ -44,6 +44,11 @@ def _report_quarantine(store: Store) -> None:
     while store.quarantined:
         path, reason = store.quarantined.pop(0)
         click.echo(f"warning: quarantined {path}: {reason}", err=True)
+
+
+def _listed(table: str, store: Store) -> str:
+    """A listing, then the quarantined files until they are dismissed (quarantine.py)."""
+    return "\n\n".join(filter(None, [table, quarantine.notice(store.root)]))
 
 
 def _live_progress(json_out: bool) -> render.LiveProgress | None:
@@ -86,8 +91,9 @@ def demo_cmd(folder: Path | None, keep: bool) -> int:
 @click.option("--json", "json_out", is_flag=True, help="Print JSON.")
 def list_cmd(show_all: bool, json_out: bool) -> None:
     """List open goals (active, paused, escalated), newest first."""
-    found = goals.list_goals(_store(), show_all)
-    _echo_json(found) if json_out else click.echo(render.goal_table(found))
+    store = _store()
+    found = goals.list_goals(store, show_all)
+    _echo_json(found) if json_out else click.echo(_listed(render.goal_table(found), store))
 
 
 @cli.command("status")
@@ -174,8 +180,9 @@ def triage_group() -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print JSON.")
 def triage_list_cmd(show_all: bool, json_out: bool) -> None:
     """List triage items, newest first."""
-    items = triage.list_items(_store(), show_all)
-    _echo_json([i.dump() for i in items]) if json_out else click.echo(render.triage_table(items))
+    store = _store()
+    items = triage.list_items(store, show_all)
+    _echo_json([i.dump() for i in items]) if json_out else click.echo(_listed(render.triage_table(items), store))
 
 
 @triage_group.command("show")
@@ -201,8 +208,12 @@ def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> Non
 @triage_group.command("dismiss")
 @click.argument("triage_id")
 def triage_dismiss_cmd(triage_id: str) -> None:
-    """Dismiss an item: nothing more will be done about it."""
-    triage.dismiss(_store(), triage_id)
+    """Dismiss an item (nothing more will be done about it), or a quarantined file that the lists show."""
+    store = _store()
+    if quarantine.is_entry(store.root, triage_id):
+        quarantine.dismiss(store.root, triage_id)
+    else:
+        triage.dismiss(store, triage_id)
     click.echo(f"dismissed {triage_id}")
 
 

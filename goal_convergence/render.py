@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
-from .text import clip
+from .text import clip, plural
 
 
 def money(dollars: float) -> str:
@@ -130,7 +130,7 @@ def iteration_line(outcome) -> str:
 
 
 def run_summary(goal: Goal, stop: str) -> str:
-    lines = [f"{goal.goal_id}: {stop} after {goal.spent.iterations} iteration(s), "
+    lines = [f"{goal.goal_id}: {stop} after {plural(goal.spent.iterations, 'iteration')}, "
              f"{duration(goal.spent.active_seconds)} active, {money(goal.spent.dollars)}"]
     if goal.escalation and goal.escalation.triage_id:
         lines.append(f"escalated: triage item {goal.escalation.triage_id} (`goal triage show {goal.escalation.triage_id}`)")
@@ -156,7 +156,7 @@ def triage_item(item) -> str:
     if item.goal_id:
         lines.append(f"goal: {item.goal_id}, stopped: {item.stop_reason}"
                      + (f", blocker: {item.blocker}" if item.blocker else ""))
-    lines.append(f"spent: {item.iterations} iteration(s), {money(item.spent.dollars)}, "
+    lines.append(f"spent: {plural(item.iterations, 'iteration')}, {money(item.spent.dollars)}, "
                  f"{duration(item.spent.active_seconds)} active")
     lines += [f"failing: {c.command}: {c.first_failure or ''}" for c in item.failing_conditions]
     lines += [f"reason: {r}" for r in item.reasons]

@@ -4,6 +4,11 @@ says how much was left out so that the model does not take the rest for the whol
 from __future__ import annotations
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 iteration``, ``2 iterations``: a count a person reads, never ``iteration(s)``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def clip(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters; an ellipsis marks a cut."""
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"

@@ -45,7 +45,7 @@ def project(git_repo: Path) -> Path:
 
 def make_goal(project: Path, session: str | None = "s-1", **spec) -> Goal:
     options = dict(checks=["python3 check.py"], oracle_provider="conditions", max_iterations=10, session_id=session)
-    return goals.new_goal(Store(), goals.GoalSpec(objective="create fixed.txt", project=project, **{**options, **spec}))
+    return goals.new_goal(Store(), goals.GoalSpec(project=project, **{"objective": "create fixed.txt", **options, **spec}))
 
 
 def stop_input(project: Path, session: str = "s-1", transcript: Path | None = None, message: str = "Done.") -> dict:
@@ -70,8 +70,11 @@ def test_stop_with_no_goal_store_at_all_says_nothing(project):
 def test_stop_blocks_with_the_failures_the_hint_and_the_budget_then_converges(project):
     goal = make_goal(project)
     answer = run_hook("stop", stop_input(project, message="I think it is done."))
-    assert answer["decision"] == "block"
-    reason = answer["reason"]
+    reason = hooks.feedback(answer)
+    # fed to the model once, without Claude Code's "Stop hook reported a problem" (README, Claude Code facts)
+    assert "decision" not in answer and answer["hookSpecificOutput"]["hookEventName"] == "Stop"
+    assert answer["systemMessage"] == (f"goal-convergence: {goal.goal_id} iteration 1 not done (1 failing check); "
+                                       f"the session carries on")
     assert f"goal {goal.goal_id} is not done yet (iteration 1/10)" in reason
     assert "[0] custom_command `python3 check.py`" in reason
     assert "Hint: " in reason and "iterations 1/10" in reason and "spend $" in reason
@@ -80,7 +83,7 @@ def test_stop_blocks_with_the_failures_the_hint_and_the_budget_then_converges(pr
 
     (project / "fixed.txt").write_text("yes\n")
     answer = run_hook("stop", stop_input(project))
-    assert "decision" not in answer
+    assert hooks.feedback(answer) is None
     assert answer["systemMessage"].startswith(f"goal-convergence: {goal.goal_id} converged after 2 iterations")
     assert load(goal.goal_id).state == "converged"
     assert run_hook("stop", stop_input(project)) is None  # done: the session may stop
@@ -141,7 +144,7 @@ def test_session_start_lists_this_projects_open_goals_only(project, tmp_path):
                                         "source": "startup"})
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert f"{mine.goal_id} (active in another session): 'create fixed.txt'" in context
+    assert f"{mine.goal_id} (active in another session): “create fixed.txt”" in context
     assert f"/goal-convergence:goal resume {mine.goal_id}" in context
     assert str(elsewhere) not in context
     assert answer["systemMessage"] == ("goal-convergence: 1 open goal in this project (1 active); "
@@ -152,12 +155,15 @@ def test_session_start_lists_this_projects_open_goals_only(project, tmp_path):
 def test_a_maker_that_only_talks_ends_stuck_before_claude_codes_block_cap(project):
     goal = make_goal(project, stuck_after=10, max_iterations=50)  # the user's settings would allow more
     blocks = 0
-    while (answer := run_hook("stop", stop_input(project, message="All done!"))) and answer.get("decision") == "block":
+    while (answer := run_hook("stop", stop_input(project, message="All done!"))) and hooks.feedback(answer):
         blocks += 1
     assert blocks < 8  # Claude Code ends the turn by itself after 8 blocks in a row
     ended = load(goal.goal_id)
     assert (ended.state, ended.stop_reason) == ("escalated", "stuck")
     assert f"triage item {ended.escalation.triage_id}" in answer["systemMessage"]
+    assert f"after {ended.spent.iterations} iterations, $" in answer["systemMessage"]  # never "iteration(s)"
+    shown = expand(project, "triage", f"show {ended.escalation.triage_id}")["hookSpecificOutput"]["additionalContext"]
+    assert f"spent: {ended.spent.iterations} iterations," in shown
     assert Store().load(TriageItem, ended.escalation.triage_id).goal_id == goal.goal_id
 
 
@@ -166,7 +172,7 @@ def test_the_maker_running_the_oracles_model_is_refused_in_one_line(project, tmp
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(assistant_line("msg_1", model="claude-haiku-5-5"))
     answer = run_hook("stop", stop_input(project, transcript=transcript))
-    assert "decision" not in answer
+    assert hooks.feedback(answer) is None
     assert "the oracle's own model" in answer["systemMessage"] and "\n" not in answer["systemMessage"]
     assert load(goal.goal_id).spent.iterations == 0
 
@@ -176,7 +182,7 @@ def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run
     garbage = gc_home / "goals" / "goal-zzzzzzzz.json"
     garbage.write_text("{ this is not json")
     answer = run_hook("stop", stop_input(project, session="s-unrelated"))
-    assert "decision" not in answer
+    assert hooks.feedback(answer) is None
     assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
     assert not garbage.exists()
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
@@ -242,7 +248,7 @@ def test_the_slow_path_reads_the_index_once_per_hook(project, event, payload):
     answer = hooks.run(event, json.dumps({**stop_input(project), **payload}).encode(), store)
     assert store.reads == 1
     if event == "stop":
-        assert answer["decision"] == "block" and load(goal.goal_id).spent.iterations == 1
+        assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 1
     if event == "session-start":
         assert answer["systemMessage"].startswith(f"goal-convergence: {goal.goal_id} continues in this session")
     if event == "session-end":
@@ -288,7 +294,7 @@ def test_the_launcher_answers_the_no_goal_case_itself_without_the_cli(project, t
 def test_the_launcher_runs_the_cli_when_there_is_work(project):
     make_goal(project)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)["decision"] == "block"
+    assert run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)["hookSpecificOutput"]["hookEventName"] == "Stop"
 
 
 def counting_goal(tmp_path: Path) -> tuple[Path, Path]:
@@ -313,9 +319,9 @@ def test_a_stop_through_the_launcher_runs_the_fast_path_once(project, tmp_path):
     make_goal(project)
     env = {**os.environ, "PATH": f"{goal.parent}{os.pathsep}{os.environ['PATH']}"}
     answer = run_hook("stop", stop_input(project), cmd=launch("stop"), env=env)
-    assert answer.get("decision") == "block", answer
+    assert hooks.feedback(answer), answer
     assert log.read_text() == "1\n"  # the slow path's read: the launcher's fast path has run already
-    assert run_hook("stop", stop_input(project), cmd=[str(goal), "hook", "stop"])["decision"] == "block"
+    assert run_hook("stop", stop_input(project), cmd=[str(goal), "hook", "stop"])["hookSpecificOutput"]
     assert log.read_text() == "1\n2\n"  # run directly, `goal hook` runs the fast path first
 
 
@@ -390,3 +396,88 @@ def test_a_resumed_session_is_not_charged_for_the_time_it_was_away(project):
     Store().update(Goal, goal.goal_id, lambda g: setattr(g, "active_since", "2020-01-01T00:00:00.000Z"))
     run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "compact"})
     assert load(goal.goal_id).spent.active_seconds > 3600  # a compacted session never stopped: charged
+
+
+# ---- control turns: a turn that only ran a goal-management command is not an iteration ------------
+
+def user_line(text: str) -> str:
+    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
+
+
+def tool_line(mid: str) -> str:
+    return json.dumps({"type": "assistant", "timestamp": "2099-01-01T00:00:00Z", "message": {
+        "id": mid, "model": SONNET, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+        "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "x"}}]}}) + "\n"
+
+
+def control_turn(project: Path, transcript: Path, words: str, lines: list[str], name: str = "goal") -> dict | None:
+    """The session types /goal-convergence:<name> <words>, the model writes ``lines``, then it stops."""
+    run_hook("prompt-expansion", {"session_id": "s-1", "cwd": str(project), "transcript_path": str(transcript),
+                                  "command_name": f"goal-convergence:{name}", "command_args": words})
+    with transcript.open("a") as fh:
+        fh.writelines(lines)
+    return run_hook("stop", stop_input(project, transcript=transcript))
+
+
+@pytest.mark.parametrize("name, words", [("goal", "status"), ("goal", "list"), ("goal", "check"), ("goal", "help"),
+                                         ("triage", "list")])
+def test_a_turn_that_only_ran_a_control_command_is_not_an_iteration(project, tmp_path, name, words):
+    goal = make_goal(project)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(user_line("earlier"))
+    said = [user_line(f"/goal-convergence:{name} {words}"), assistant_line("msg_1")]
+    assert control_turn(project, transcript, words, said, name) is None  # not blocked
+    assert load(goal.goal_id).spent.iterations == 0  # not counted, not checked
+
+
+def test_a_working_turn_after_a_control_turn_is_still_an_iteration(project, tmp_path):
+    goal = make_goal(project, stuck_after=10)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(user_line("earlier"))
+    assert control_turn(project, transcript, "status", [assistant_line("msg_1")]) is None
+    # the next turn (a plain prompt: no mark) talks only, and is an iteration all the same
+    with transcript.open("a") as fh:
+        fh.write(assistant_line("msg_2"))
+    assert hooks.feedback(run_hook("stop", stop_input(project, transcript=transcript)))
+    assert load(goal.goal_id).spent.iterations == 1
+    # a control command whose turn went on to use a tool did work: an iteration
+    answer = control_turn(project, transcript, "status", [tool_line("msg_3"), assistant_line("msg_4")])
+    assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 2
+    # a command that sets work going (resume) is not a control command
+    answer = control_turn(project, transcript, "resume", [assistant_line("msg_5")])
+    assert hooks.feedback(answer) and load(goal.goal_id).spent.iterations == 3
+
+
+def expand(project: Path, name: str, words: str) -> dict:
+    payload = {"session_id": "s-1", "cwd": str(project), "command_name": f"goal-convergence:{name}",
+               "command_args": words}
+    return hooks.run("prompt-expansion", json.dumps(payload).encode())
+
+
+def test_inside_a_session_messages_name_the_slash_commands_not_the_cli(project):
+    told = expand(project, "goal", "status")
+    said = told["hookSpecificOutput"]["additionalContext"] + told["systemMessage"]
+    assert "start one with `/goal-convergence:goal OBJECTIVE`" in said and "`goal new" not in said
+    assert "`/goal-convergence:goal list --all`" in said
+    usage = expand(project, "triage", "act")["hookSpecificOutput"]["additionalContext"]  # click's usage error
+    assert "Try '/goal-convergence:triage act --help'" in usage and "'goal triage" not in usage
+
+
+def test_session_start_shows_an_unheld_goal_as_such_and_the_objective_as_typed(project):
+    goal = make_goal(project, session=None, objective="don't break the \"API\"\nsecond line")
+    answer = run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"})
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert f"{goal.goal_id} (active, held by no session): “don't break the \"API\" second line”" in context
+    assert f"To work on it here: /goal-convergence:goal resume {goal.goal_id}" in context
+    assert "another session" not in context and "\\'" not in context
+
+
+def test_the_first_feedback_shows_the_makers_spend_so_far(project, tmp_path):
+    goal = make_goal(project)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(user_line("go") + assistant_line("msg_1", inp=20000, out=2000))  # the turn's one message
+    reason = hooks.feedback(run_hook("stop", stop_input(project, transcript=transcript)))
+    run_hook("session-end", stop_input(project, transcript=transcript))  # the last read charges every message
+    spent = load(goal.goal_id).spent
+    assert spent.maker_dollars > 0.05
+    assert f"spend ${spent.dollars:.4f}/" in reason

@@ -93,7 +93,7 @@ def test_pause_then_resume_in_another_session_with_the_last_hint_and_a_raised_bu
     reply = slash("resume --max-iterations 9", project, session="s-2")
     resumed = only_goal()
     assert (resumed.state, resumed.session_id, resumed.budget.max_iterations) == ("active", "s-2", 9)
-    assert f"resumed goal {goal.goal_id} (1 iteration(s) so far), now bound to this session" in reply.text
+    assert f"resumed goal {goal.goal_id} (1 iteration so far), now bound to this session" in reply.text
     assert f"The oracle's last hint: {resumed.last_hint}" in reply.text and resumed.last_hint
     assert "simply stop" in reply.text
 
@@ -149,3 +149,14 @@ def test_tests_may_change_and_protect_reach_the_goal_and_its_brief(project):
     assert "'spec/**' matches no file" in refused.text and len(Store().iter_all(Goal)) == 1
     assert "--tests-may-change" in slash("help", project).text
     assert reply.text
+
+
+def test_the_auto_oracle_names_the_provider_it_resolved_to(project, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    reply = slash("create fixed.txt --check 'python3 check.py'", project)
+    assert "Judge: the auto oracle, here the anthropic provider (claude-haiku" in reply.text
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("CLAUDE_BIN", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    reply = slash(f"resume {only_goal().goal_id}", project)
+    assert "Judge: the auto oracle, but none can run here yet: set ANTHROPIC_API_KEY" in reply.text

@@ -85,9 +85,12 @@ def _progress(s: dict[str, object]) -> str:
 
 def _describe(s: dict[str, object], session_id: str) -> str:
     gid, state = s["goalId"], s["state"]
-    objective = s["objective"] if len(s["objective"]) <= 500 else s["objective"][:500] + "…"
+    flat = " ".join(s["objective"].split())  # one line, as typed: no Python escaping
+    objective = flat if len(flat) <= 500 else flat[:500] + "…"
     if state == "active" and s.get("sessionId") == session_id:
         status, todo = "active, bound to this session", "Its checks run by themselves each time you stop."
+    elif state == "active" and not s.get("sessionId"):  # a heartbeat's or a headless run's goal
+        status, todo = "active, held by no session", f"To work on it here: {COMMAND} resume {gid}"
     elif state == "active":
         status, todo = "active in another session", f"To carry it on here: {COMMAND} resume {gid}"
     elif state == "paused":
@@ -98,4 +101,4 @@ def _describe(s: dict[str, object], session_id: str) -> str:
         todo = (f"See /goal-convergence:triage show {tri}; " if tri else "") + \
             f"to re-open it with a raised budget: {COMMAND} resume {gid} --max-iterations N"
     hint = f" Last hint: {s['lastHint']}" if s.get("lastHint") else ""
-    return f"- {gid} ({status}): {objective!r}; {_progress(s)}.{hint} {todo}"
+    return f"- {gid} ({status}): “{objective}”; {_progress(s)}.{hint} {todo}"

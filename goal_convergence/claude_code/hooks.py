@@ -21,11 +21,11 @@ from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
 from ..store import Store
-from ..text import clip
-from . import fast, transcript
+from ..text import clip, plural
+from . import control, fast, naming, transcript
 
-# Claude Code ends a turn after 8 blocked stops in a row without a tool call; a maker that only
-# talks must end as stuck before that cap cuts the loop off silently.
+# Claude Code ends a turn after a run of blocked stops without a tool call (9 in 2.1.332, 8 before); a
+# maker that only talks must end as stuck before that cap cuts the loop off silently.
 STUCK_CAP = 7
 MAX_FAILURES_SHOWN = 5
 Summaries = list[dict[str, Any]]
@@ -56,13 +56,14 @@ def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
     answer = HANDLERS[event](store, hook_input, summaries)
-    return _with_quarantine_notice(answer, store)
+    return naming.answer_in_session(_with_quarantine_notice(answer, store))
 
 
 def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, Any]:
     if not store.quarantined:
         return answer
-    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason})" for path, reason in store.quarantined]
+    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason}); `goal list` shows it until "
+             f"`goal triage dismiss {path.name}`" for path, reason in store.quarantined]
     log_error("quarantine", "\n".join(notes))
     return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
 
@@ -91,23 +92,54 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     goal = bound_goal(store, summaries, hook_input.session_id)
     if goal is None:
         return {}
+    if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
+        return {}  # the turn only ran a goal-management command: no iteration, no block
     outcome = engine.run_iteration(store, goal.goal_id, maker_report(goal, hook_input, final=False),
                                    stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
     if decision.action == "continue" and goal.state == "active":
-        return {"decision": "block", "reason": continue_reason(goal, outcome.iteration, decision.hint)}
+        return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
     # The loop ends here, so no later read will charge the message held back above: charge it now.
     goal = engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
     if goal.state == "converged":
         spent = goal.spent
         return {"systemMessage": (
-            f"goal-convergence: {goal.goal_id} converged after {spent.iterations} iteration"
-            f"{'s' if spent.iterations != 1 else ''}, {render.duration(spent.active_seconds)} active, "
+            f"goal-convergence: {goal.goal_id} converged after {plural(spent.iterations, 'iteration')}, "
+            f"{render.duration(spent.active_seconds)} active, "
             f"{render.money(spent.dollars)} (maker {render.money(spent.maker_dollars)}, "
             f"oracle {render.money(spent.oracle_dollars)})")}
     if goal.state == "escalated":
         return {"systemMessage": escalation_line(goal, outcome.triage_id)}
     return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
+    """The goal as its feedback shows it: a Stop's read holds the newest message back (transcript.py),
+    which in a short first turn is most of what the maker spent; shown, not charged (the next read
+    charges it)."""
+    held = maker_report(goal, hook_input, final=True).cost
+    shown = goal.model_copy(deep=True)
+    shown.spent.maker_dollars += held.dollars
+    shown.spent.maker_tokens += held.tokens
+    return shown
+
+
+def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, Any]:
+    """The answer that keeps the session working. Claude Code 2.1.332 feeds a Stop hook's
+    ``additionalContext`` to the model once and carries the turn on (a block, counted towards its
+    block cap), without the "Stop hook reported a problem" a ``decision: block`` or an exit code 2
+    shows the user; ``decision: block`` would also feed the reason twice (README, "Claude Code facts")."""
+    failing = sum(1 for c in (iteration.conditions if iteration else []) if not c.passed)
+    why = plural(failing, "failing check") if failing else "the oracle does not agree yet"
+    return {"systemMessage": f"goal-convergence: {goal.goal_id} iteration {goal.spent.iterations} not done ({why}); "
+                             f"the session carries on",
+            "hookSpecificOutput": {"hookEventName": "Stop",
+                                   "additionalContext": continue_reason(goal, iteration, hint)}}
+
+
+def feedback(answer: dict[str, Any]) -> str | None:
+    """The feedback a Stop answer gives the model, if it keeps the session working."""
+    return (answer.get("hookSpecificOutput") or {}).get("additionalContext")
 
 
 def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
@@ -142,8 +174,8 @@ def escalation_line(goal: Goal, triage_id: str | None) -> str:
     detail = f": {clip(esc.detail, 300)}" if esc and esc.detail else ""
     triage_id = triage_id or (esc.triage_id if esc else None)
     where = f"; triage item {triage_id} (/goal-convergence:triage show {triage_id})" if triage_id else ""
-    return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after {goal.spent.iterations} "
-            f"iteration(s), {render.money(goal.spent.dollars)}{where}")
+    return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after "
+            f"{plural(goal.spent.iterations, 'iteration')}, {render.money(goal.spent.dollars)}{where}")
 
 
 def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
@@ -178,6 +210,10 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
     from . import slash  # click and goal creation: the other hooks (SessionEnd: 1.5 s) need neither
 
     name = (hook_input.command_name or "").rpartition(":")[2]
+    if control.is_control(name, hook_input.command_args) and index.bound_to_session(summaries, hook_input.session_id):
+        control.mark(store.root, hook_input.session_id, hook_input.transcript_path)
+    else:
+        control.clear(store.root, hook_input.session_id)
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
                               store=store)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",

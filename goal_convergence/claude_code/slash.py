@@ -27,12 +27,13 @@ from pathlib import Path
 
 import click
 
-from .. import conditions, goals, render
+from .. import conditions, goals, quarantine, render
 from ..errors import GoalConvergenceError, InvalidInput
 from ..index import OPEN_STATES, bound_to_session
 from ..models import GOAL_ID_RE, Goal
 from ..options import budget_options, goal_options, session_option, spec_from
 from ..store import Store
+from ..text import plural
 from .fast import COMMAND
 
 _FIRST_FLAG = re.compile(r"(?:^|\s)--[A-Za-z]")
@@ -113,10 +114,23 @@ def _brief(goal: Goal) -> str:
     lines = ["Objective:", goal.objective, "",
              "Stopping conditions (they run by themselves each time you stop):", *render.condition_lines(goal),
              f"Budget: {render.budget_line(goal)}",
-             f"Judge: the {goal.oracle.provider} oracle ({goal.oracle.model}), a different model with read-only "
-             f"access, reviews every attempt." if goal.oracle.provider != "conditions" else
-             "Judge: the conditions alone (no oracle model)."]
+             _judge(goal)]
     return "\n".join(lines)
+
+
+def _judge(goal: Goal) -> str:
+    from ..oracle.choose import SET_UP, resolve  # the oracle's modules: only for a new or resumed goal
+
+    provider = goal.oracle.provider
+    if provider == "conditions":
+        return "Judge: the conditions alone (no oracle model)."
+    if provider == "command":
+        return f"Judge: the command oracle (`{goal.oracle.command}`) reviews every attempt."
+    resolved = resolve(provider)
+    if resolved is None:
+        return f"Judge: the auto oracle, but none can run here yet: {SET_UP}."
+    named = f"the auto oracle, here the {resolved} provider" if provider == "auto" else f"the {resolved} oracle"
+    return f"Judge: {named} ({goal.oracle.model}), a different model with read-only access, reviews every attempt."
 
 
 def _target(call: _Call, states: tuple[str, ...]) -> Goal:
@@ -164,7 +178,7 @@ def _resume(call: _Call) -> Reply:
     raised = {k: params[k] for k in ("max_iterations", "max_duration", "max_dollars", "max_tokens")
               if params.get(k) is not None}
     goal = goals.resume(call.store, target.goal_id, session_id=call.session_id, raise_budget=raised)
-    done = f"{goal.spent.iterations} iteration(s) so far"
+    done = f"{plural(goal.spent.iterations, 'iteration')} so far"
     hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
     return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"
                  f"{_brief(goal)}{hint}\n\n{WORK_ON_IT}",
@@ -184,7 +198,8 @@ def _list(call: _Call) -> Reply:
     call.store.iter_all(Goal)  # a full read: quarantines broken files and refreshes the index
     found = sorted((s for s in call.store.summaries() if show_all or s["state"] in OPEN_STATES),
                    key=lambda s: s["createdAt"], reverse=True)
-    return Reply(f"{render.goal_table(found)}\n\nShow this list to the user; do not start work because of it.")
+    listed = "\n\n".join(filter(None, [render.goal_table(found), quarantine.notice(call.store.root)]))
+    return Reply(f"{listed}\n\nShow this list to the user; do not start work because of it.")
 
 
 def _check(call: _Call) -> Reply:

@@ -31,17 +31,26 @@ SET_UP = ("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the anthropic ora
           "`--oracle command --oracle-cmd CMD`, or `--oracle conditions` to judge by the conditions alone")
 
 
+def _has_key() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def resolve(provider: str) -> str | None:
+    """The provider ``auto`` stands for here (None: none can run); any other provider is itself."""
+    if provider != "auto":
+        return provider
+    return "anthropic" if _has_key() else "claude-cli" if printmode.binary() else None
+
+
 def get_oracle(config: OracleConfig, goal: Goal, *,
                rerun: Callable[[int], ConditionEvidence] | None = None) -> Oracle:
     """The judge ``config`` asks for. ``auto`` is anthropic when an API key is set, else claude-cli
     when Claude Code is installed. Raises OracleUnavailable (and PriceUnknown for a model with no price)."""
     root = Path(goal.project_root)
-    has_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
-    provider = config.provider
-    if provider == "auto":
-        provider = "anthropic" if has_key else "claude-cli" if printmode.binary() else ""
-        if not provider:
-            raise OracleUnavailable(f"no oracle can run here: {SET_UP}")
+    has_key = _has_key()
+    provider = resolve(config.provider)
+    if not provider:
+        raise OracleUnavailable(f"no oracle can run here: {SET_UP}")
     if provider == "anthropic":
         if not has_key:
             raise OracleUnavailable(f"the anthropic oracle needs an API key: {SET_UP}")

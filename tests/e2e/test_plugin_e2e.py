@@ -3,6 +3,7 @@ the scripted Messages API: the maker is Claude Code itself, the oracle the `anth
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,14 @@ def test_two_bugs_converge_in_two_iterations_with_the_oracles_hint_reaching_the_
     assert len(script.oracle_requests) == 2
     hinted = [Conversation(body) for body in script.maker_requests if HINT in Conversation(body).shown()]
     assert hinted and hinted[0].turn == 1  # the hint came back as the Stop hook's feedback after iteration 1
+    assert hinted[0].shown().count(HINT) == 1  # fed once (a `decision: block` reason is fed twice)
+    assert not [e for e in events if e.get("key") == "stop-hook-error"]  # no "Stop hook reported a problem"
+    assert any(n.startswith(f"Stop says: goal-convergence: {goal.goal_id} iteration 1 not done (1 failing check)")
+               for n in notices(events))
+    # the first feedback's spend includes the turn's last message, which the iteration's read held back
+    first = hook_outputs(events, "Stop")[0]["hookSpecificOutput"]["additionalContext"]
+    shown = float(re.search(r"spend \$([0-9.]+)/", first).group(1))
+    assert shown > goal.history[0].maker_cost.dollars + 0.01
     assert goal.spent.maker_dollars > 0 and goal.spent.oracle_dollars > 0
     assert any(n.startswith(f"Stop says: goal-convergence: {goal.goal_id} converged after 2 iterations")
                for n in notices(events))
@@ -154,6 +163,23 @@ def test_a_garbage_goal_file_is_quarantined_and_reported_while_the_session_runs(
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
     [reported] = [answer["systemMessage"] for answer in hook_outputs(events, "SessionStart")]
     assert "moved a broken file aside" in reported and "goal-zzzzzzzz.json is not valid JSON" in reported
+    assert "`/goal-convergence:goal list` shows it until `/goal-convergence:triage dismiss goal-zzzzzzzz" in reported
+    # not told again, but listed until dismissed
+    events = claude.run("/goal-convergence:goal list")
+    assert not [n for n in notices(events) if "broken file" in n]
+    listed = hook_outputs(events, "UserPromptExpansion")[0]["hookSpecificOutput"]["additionalContext"]
+    assert "quarantined" in listed and "goal-zzzzzzzz.json." in listed
+
+
+def test_inside_a_session_messages_name_the_slash_commands(claude):
+    scripted(claude, lambda conversation: text("Noted."))
+    events = claude.run("/goal-convergence:goal status")
+    told = hook_outputs(events, "UserPromptExpansion")[0]
+    said = told["hookSpecificOutput"]["additionalContext"] + told["systemMessage"]
+    assert "start one with `/goal-convergence:goal OBJECTIVE`" in said and "`goal new" not in said
+    events = claude.run("/goal-convergence:triage act")
+    usage = hook_outputs(events, "UserPromptExpansion")[0]["hookSpecificOutput"]["additionalContext"]
+    assert "Try '/goal-convergence:triage act --help'" in usage and "'goal triage" not in usage
 
 
 def test_a_maker_that_weakens_the_test_never_converges_even_with_an_oracle_that_would_agree(claude, project):
@@ -173,3 +199,25 @@ def test_a_maker_that_weakens_the_test_never_converges_even_with_an_oracle_that_
     told = [Conversation(body).shown() for body in script.maker_requests]
     assert any("with the original test_calc.py" in shown and "changed: test_calc.py" in shown for shown in told)
     assert "sys.exit(0)" in test.read_text()  # the user's tree is as the maker left it: only a copy was reset
+
+
+def test_a_control_command_in_the_goals_session_is_not_an_iteration_and_a_working_turn_still_is(claude, project):
+    calc = project / "calc.py"
+
+    def plan(conversation: Conversation):
+        last = conversation.messages[-1]
+        asked = last["role"] == "user" and "carry on" in Conversation.text_of(last)
+        return read(calc) if asked else text("Here you are.")
+
+    scripted(claude, plan)
+    session = claude.run(NEW_GOAL, "--max-turns", "2")[-1]["session_id"]
+    before = the_goal().spent.iterations
+    for command in ("/goal-convergence:goal status", "/goal-convergence:goal check", "/goal-convergence:triage list"):
+        events = claude.run(command, "--resume", session)
+        assert events[-1]["num_turns"] == 1, command  # the stop after it was not blocked
+        assert hook_outputs(events, "Stop") == [], command
+        assert the_goal().spent.iterations == before, command  # not counted, not checked
+
+    events = claude.run("carry on", "--resume", session, "--max-turns", "3")
+    assert the_goal().spent.iterations == before + 1  # a working turn (a Read) is an iteration
+    assert the_goal().goal_id in hook_outputs(events, "Stop")[0]["systemMessage"]  # and was answered
