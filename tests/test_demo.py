@@ -45,7 +45,7 @@ def test_the_demo_converges_after_a_caught_cheat_in_a_home_of_its_own(tmp_path, 
     goal = assert_the_demo_story(tmp_path / "demo", tmp_path / "demo/home")
     out = done.stdout
     for said in ("iteration 1/6: 0/1 passing", "iteration 2/6: 1/1 passing", "integrity guard",
-                 "test-skipped", f"{goal.goal_id}: converged after 3 iteration(s)", "ledger",
+                 "test-skipped", f"{goal.goal_id}: converged after 3 iterations", "ledger",
                  f"goal file: {tmp_path / 'demo/home/goals' / goal.goal_id}.json",
                  f"GOAL_CONVERGENCE_HOME={tmp_path / 'demo/home'} goal status {goal.goal_id}"):
         assert said in out, said
@@ -89,6 +89,6 @@ def test_the_console_command_on_a_machine_with_no_key_and_no_claude(tmp_path):
     done = subprocess.run([sys.executable, "-m", "goal_convergence", "demo", "--dir", str(tmp_path / "demo")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "converged after 3 iteration(s)" in done.stdout and "integrity guard" in done.stdout
+    assert "converged after 3 iterations" in done.stdout and "integrity guard" in done.stdout
     assert_the_demo_story(tmp_path / "demo", tmp_path / "demo/home")
     assert not (tmp_path / "home/.claude").exists()
