@@ -43,9 +43,9 @@ def test_goal_run_records_each_malformed_reply_as_a_judge_error(run_project, env
 def test_the_stop_hook_records_a_malformed_reply_as_a_judge_error(hook_project, fake_api):  # noqa: F811
     goal_ = hook_goal(hook_project, oracle_provider="anthropic", oracle_model=MODEL)
     fake_api.enqueue(malformed("content-not-a-list"))
-    env = {**os.environ, "ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "x",
+    hook_env = {**os.environ, "ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "x",
            "GOAL_CONVERGENCE_ORACLE_RETRIES": "0"}
-    answer = run_hook("stop", stop_input(hook_project), env=env)
+    answer = run_hook("stop", stop_input(hook_project), env=hook_env)
     assert answer["decision"] == "block"
     done = hook_load(goal_.goal_id)
     assert len(done.history) == 1 and done.history[0].judge_error and done.pending is None
