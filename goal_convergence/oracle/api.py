@@ -6,7 +6,7 @@ The SDK is imported only inside the calls that use it: the hooks import this pac
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -70,10 +70,10 @@ class AnthropicOracle:
     name = "anthropic"
 
     def __init__(self, model: str, root: Path, rerun: Callable[[int], ConditionEvidence] | None = None, *,
-                 timeout: float | None = None, max_retries: int | None = None) -> None:
+                 timeout: float | None = None, max_retries: int | None = None, may_read: Sequence[str] = ()) -> None:
         self.model = model
         self.price = pricing.price_for(model)  # an unknown price fails now, not after a paid call
-        self.toolbox = Toolbox(root, rerun)
+        self.toolbox = Toolbox(root, rerun, may_read)
         self.timeout = env_settings().oracle_timeout if timeout is None else timeout
         self.max_retries = env_settings().oracle_retries if max_retries is None else max_retries
         # Sampling parameters are never sent: Haiku 5.5 rejects temperature, top_p and top_k.
