@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import budget, config, engine, index, render
+from .. import budget, config, engine, index, mask, render
 from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
@@ -95,7 +95,7 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
                                    stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
     if decision.action == "continue" and goal.state == "active":
-        return {"decision": "block", "reason": continue_reason(goal, outcome.iteration, decision.hint)}
+        return {"decision": "block", "reason": mask.text(continue_reason(goal, outcome.iteration, decision.hint))}
     # The loop ends here, so no later read will charge the message held back above: charge it now.
     goal = engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
     if goal.state == "converged":

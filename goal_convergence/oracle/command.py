@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import process
+from .. import mask, process
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS
 from ..config import env_settings
@@ -29,7 +29,7 @@ class CommandOracle:
     def judge(self, oracle_input: OracleInput) -> Judgement:
         # Its own process group: a timeout ends the command and everything it started.
         try:
-            done = process.run_read(process.shell(self.command), self.root, input=oracle_input.to_json().encode(),
+            done = process.run_read(process.shell(self.command), self.root, input=mask.text(oracle_input.to_json()).encode(),
                                     timeout=self.timeout)
         except OSError as exc:
             raise JudgeError(f"could not start the oracle command ({exc}): {self.command}") from None

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import git, process
+from .. import git, mask, process
 from ..errors import GoalConvergenceError
 from ..models import ConditionEvidence
 from ..text import cut
@@ -111,7 +111,7 @@ class Toolbox:
             text, error = f"bad arguments for {name}: {exc}", True
         except (GoalConvergenceError, OSError, re.error) as exc:
             text, error = f"{name} failed: {exc}", True
-        return cut(text, limit), error
+        return cut(mask.text(text), limit), error
 
     # ---- confinement ---------------------------------------------------------------------
 
