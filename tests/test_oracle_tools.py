@@ -186,3 +186,16 @@ def test_a_hard_link_to_an_outside_file_is_refused(project, tmp_path):
     assert error and "hard-linked" in text and "HARDSECRET" not in text
     assert "HARDSECRET" not in box.run("grep", {"pattern": "HARD.ECRET"})[0]
     assert not Toolbox(project, may_read=["notes.txt"]).run("read_file", {"path": "notes.txt"})[1]
+
+
+def test_the_goals_may_read_list_reaches_the_oracles_tools(project, make_goal, monkeypatch):
+    from goal_convergence.models import Goal, OracleConfig
+    from goal_convergence.oracle import get_oracle
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    (project / ".env").write_text("DEBUG=1\n")
+    goal = make_goal(project_root=str(project), oracle=OracleConfig(provider="anthropic", model="claude-haiku-5-5",
+                                                                    may_read=[".env"]))
+    goal = Goal.from_doc(goal.dump())  # as the goal file has it
+    text, error = get_oracle(goal.oracle, goal).toolbox.run("read_file", {"path": ".env"})
+    assert not error and "DEBUG=1" in text
