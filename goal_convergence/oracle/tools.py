@@ -254,8 +254,8 @@ class Toolbox:
         repo = git.open_repo(self.root, timeout=GIT_SECONDS)
         if repo is None:
             raise ToolRefused("the project is not a git repository")
-        # What looks like a secret stays out of diffs too, unless the goal lists it.
-        hidden = [] if self._may_read else [f":(exclude,glob)**/{name}" for name in SECRET_GLOBS]
+        # What looks like a secret stays out of diffs too (read_file alone reads what the goal lists).
+        hidden = [f":(exclude,glob)**/{name}" for name in SECRET_GLOBS]
         done = repo.run(self.root, *args, "--", *(rels or ["."]), *hidden, timeout=GIT_SECONDS, limit=MAX_OUTPUT_BYTES)
         if done.code is None:
             raise ToolRefused(f"git {command} gave no answer within {GIT_SECONDS:.0f} s ({done.err}); "
