@@ -199,3 +199,11 @@ def test_the_goals_may_read_list_reaches_the_oracles_tools(project, make_goal, m
     goal = Goal.from_doc(goal.dump())  # as the goal file has it
     text, error = get_oracle(goal.oracle, goal).toolbox.run("read_file", {"path": ".env"})
     assert not error and "DEBUG=1" in text
+
+
+@pytest.mark.parametrize("tool, args", [("git", {"command": "show", "ref": "HEAD:src/calc.py"}),
+                                        ("read_file", {"path": ".git/config"}),
+                                        ("grep", {"pattern": "url", "path": ".git/config"})])
+def test_no_side_door_into_history_blobs_or_gits_own_files(box, tool, args):
+    text, error = box.run(tool, args)
+    assert error and ("not a git ref" in text or "git's own files" in text)

@@ -43,8 +43,9 @@ GIT_SECONDS = 20.0
 SECRET_GLOBS = (".env*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
                 "credentials*", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials")
 _SEARCH = Path(__file__).with_name("search.py")
-# Refs, ranges and revision expressions only: no leading "-", so a ref can never become an option.
-_REF = re.compile(r"^[\w./~^@{}:+-]{1,200}$")
+# Refs, ranges and revision expressions only: no leading "-", so a ref can never become an option,
+# and no ":", so no `HEAD:.env` reads a file the tools refuse from the history.
+_REF = re.compile(r"^[\w./~^@{}+-]{1,200}$")
 
 
 class ToolRefused(GoalConvergenceError):
@@ -139,6 +140,8 @@ class Toolbox:
         if not os.path.isfile(real):
             return None
         rel = self._rel(real)
+        if ".git" in PurePosixPath(rel).parts:
+            return "git's own files (remote URLs, credentials) are not the project's; use the git tool"
         if any(fnmatch.fnmatch(rel, allowed) for allowed in self._may_read):
             return None
         if any(fnmatch.fnmatch(real.name, secret) for secret in SECRET_GLOBS):
