@@ -482,3 +482,15 @@ def running(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.e2e
+def test_claude_cli_oracle_cannot_read_a_secrets_file(fake_api, project, claude_bin, monkeypatch):
+    for k, v in fake_api.claude_env(project.parent / "home").items():
+        monkeypatch.setenv(k, v)
+    (project / ".env").write_text("DB_PASSWORD=never-shown-to-the-judge\n")
+    judge_, oracle_input, seen = claude_code_judge(fake_api, project, claude_bin, tool_use("StructuredOutput", VERDICT))
+    fake_api.set_responder(lambda body: seen.append(body) or (
+        tool_use("Read", {"file_path": str(project / ".env")}) if len(seen) == 1 else tool_use("StructuredOutput", VERDICT)))
+    judge_.judge(oracle_input)
+    assert len(seen) >= 2 and "never-shown-to-the-judge" not in json.dumps(seen[1]["messages"])

@@ -13,11 +13,14 @@ from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS, cost_upper_bound, schema_text, system_prompt, token_estimate, user_message
 from ..config import env_settings
 from ..text import cut
+from .tools import SECRET_GLOBS
 from .verdict import BadAnswer, JudgeError, Judgement, check_verdict, parse_verdict
 
 # Claude Code's own system prompt remnant and its Read/Grep/Glob/StructuredOutput tool definitions.
 CLAUDE_CODE_OVERHEAD_TOKENS = 4_000
 _TOOLS = "Tools: Read, Grep and Glob, inside the project folder only."
+# Claude Code's Read rules cover Grep and Glob too: what our own tools refuse as secrets, it refuses.
+_SECRETS_DENIED = ",".join(f"Read(**/{name})" for name in (*SECRET_GLOBS, ".git/**"))
 
 
 class ClaudeCliOracle:
@@ -42,7 +45,8 @@ class ClaudeCliOracle:
 
     def command(self, oracle_input: OracleInput) -> list[str]:
         return [self.claude, "-p", "--safe-mode", "--restricted", "--model", self.model,
-                "--tools", "Read,Grep,Glob", "--json-schema", schema_text(), "--output-format", "json",
+                "--tools", "Read,Grep,Glob", "--disallowedTools", _SECRETS_DENIED,
+                "--json-schema", schema_text(), "--output-format", "json",
                 "--no-session-persistence", "--system-prompt", self.system,
                 "--max-turns", str(MAX_TOOL_ROUNDS + 2),
                 "--max-budget-usd", f"{self.estimate_cost(oracle_input):.4f}"]
