@@ -66,13 +66,17 @@ def test_no_secret_reaches_the_goal_file_the_oracle_or_the_triage_item(project, 
     assert_masked("goal triage list", goal("triage", "list").stdout + goal("triage", "list", "--json").stdout)
 
 
-def test_no_secret_reaches_the_stop_hooks_reason(hook_project, monkeypatch):  # noqa: F811
+def test_no_secret_reaches_the_stop_hooks_reason(hook_project, gc_home):  # noqa: F811
     (hook_project / "leak.py").write_text(LEAK)
-    hook_goal(hook_project, checks=[PRINTS])
-    answer = run_hook("stop", stop_input(hook_project),
+    made = hook_goal(hook_project, checks=[PRINTS])
+    said = f"Done; I logged in with {SECRETS['anthropic key']}."
+    answer = run_hook("stop", stop_input(hook_project, message=said),
                       env={**os.environ, "MY_SERVICE_PASSWORD": SECRETS["environment secret"]})
     assert answer["decision"] == "block" and "[masked" in answer["reason"]
     assert_masked("Stop hook's reason", answer["reason"])
+    kept = (gc_home / "goals" / f"{made.goal_id}.json").read_text()
+    assert "[masked anthropic key]" in kept  # Claude's last message, kept as the maker's summary
+    assert_masked("goal file", kept)
 
 
 def test_an_oracle_tool_result_is_masked(tmp_path: Path):
