@@ -106,3 +106,17 @@ def test_variables_that_redirect_git_are_dropped(git_repo, tmp_path, monkeypatch
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.fsmonitor")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "/bin/false")
     assert tree.head_commit(git_repo)
+
+
+def test_a_submodule_is_its_own_project(git_repo, tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q", "-b", "main")
+    (lib / "lib.py").write_text("x = 1\n")
+    git(lib, "add", "-A")
+    git(lib, "commit", "-q", "-m", "lib")
+    git(git_repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    sub = git_repo / "vendor" / "lib"
+    assert (sub / ".git").is_file()  # gitdir: ../../.git/modules/vendor/lib, outside the submodule's folder
+    assert safe_git.open_repo(sub).top == sub.resolve()
+    assert tree.list_files(sub) == ["lib.py"]
