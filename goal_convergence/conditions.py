@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from . import census
+from . import census, mask
 from .coverage import CoverageLines, parse_coverage
 from .errors import GoalConvergenceError, InvalidInput
 from .extract import PASS_FINGERPRINT, FailureScanner, fingerprint
@@ -45,7 +45,8 @@ def _failure_lines(failures: FailureScanner, capture: Capture) -> list[str]:
 def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
          cancel: threading.Event | None, base_env: Mapping[str, str] | None = None) -> ConditionEvidence:
     def evidence(**fields: object) -> ConditionEvidence:
-        return ConditionEvidence(index=index, type=condition.type, command=condition.command, **fields)
+        # Output is kept in the goal file and sent to the oracle: a printed key stops here.
+        return ConditionEvidence(index=index, type=condition.type, command=condition.command, **mask.data(fields))
 
     try:
         coverage = CoverageLines(condition.coverage_regex) if condition.type == "coverage_threshold" else None

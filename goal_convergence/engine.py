@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import budget, conditions, integrity, lifecycle, notify, oracle, tree, triage
+from . import budget, conditions, integrity, lifecycle, mask, notify, oracle, tree, triage
 from .decide import Evidence, decide
 from .errors import JUDGE_ERRORS, InvalidInput
 from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun, Verdict,
@@ -114,7 +114,7 @@ def record_maker(store: Store, goal_id: str, report: MakerReport, *, detach: boo
         if goal.state == "active":
             pending = goal.pending or Pending(number=goal.spent.iterations + 1, started_at=now_iso(now))
             pending.maker_cost = pending.maker_cost + report.cost
-            pending.maker_summary = report.summary if report.summary is not None else pending.maker_summary
+            pending.maker_summary = mask.text(report.summary) if report.summary is not None else pending.maker_summary
             pending.maker_failed = report.failed
             goal.pending = pending
         # Only an active goal runs a clock: a goal paused while its maker worked must not restart it.

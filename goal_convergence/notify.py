@@ -22,7 +22,7 @@ import traceback
 from datetime import datetime
 from pathlib import Path
 
-from . import config, process
+from . import config, mask, process
 from .log import log_error
 from .models import Goal, now_iso
 from .store import Store
@@ -42,7 +42,7 @@ def end_key(goal: Goal) -> str:
 
 def event(goal: Goal, now: datetime | None = None) -> dict:
     s = goal.spent
-    return {
+    return mask.data({
         "event": "goal-ended",
         "key": end_key(goal),
         "goalId": goal.goal_id,
@@ -57,7 +57,7 @@ def event(goal: Goal, now: datetime | None = None) -> dict:
         "projectRoot": goal.project_root,
         "source": goal.source,
         "at": now_iso(now),
-    }
+    })
 
 
 def goal_ended(store: Store, goal: Goal, now: datetime | None = None) -> dict | None:

@@ -255,6 +255,27 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
     return Exit(code, timed_out, cancelled, time.monotonic() - start)
 
 
+@dataclass(frozen=True)
+class Output:
+    """A child's stdout (at most ``limit`` bytes of it) and the end of its stderr."""
+
+    exit: Exit
+    stdout: str
+    stderr: str
+
+
+def run_read(args: Sequence[str], cwd: Path, *, input: bytes | None = None, timeout: float | None = None,
+             env: Mapping[str, str] | None = None, limit: int = 1 << 20) -> Output:
+    """``run`` for a child whose whole answer is read (a judge's verdict): stdout through a file, so
+    a big answer costs no memory past ``limit``. Raises OSError when it cannot be started."""
+    err = Capture()
+    with tempfile.TemporaryFile() as out:
+        done = run(args, cwd, out, err=err, input=input, timeout=timeout, env=env)
+        out.seek(0)
+        stdout = decode_output(out.read(limit))
+    return Output(done, stdout, err.last_text())
+
+
 # dash and bash name the command before "not found", zsh after it (after its line number: "zsh:1: ").
 _NOT_FOUND = re.compile(r"([^\s:]+): (?:command )?not found(?!:)|command not found: (\S+)")
 

@@ -10,16 +10,17 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 import threading
 import time
 from pathlib import Path
+
+from . import git
+from .log import log_error
 
 # Outside git: version control, installed dependencies and caches, never the project's own files.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".hypothesis"})
 _DIFF_LIMIT = 2048
-_GIT_TIMEOUT = 120
 # A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
 # file that recent could hide the second write (git's "racy clean" problem), so it is not cached.
 _RACY_NS = 2_000_000_000
@@ -39,19 +40,26 @@ def hash_file(path: Path) -> str | None:
         return None
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+def _repo(root: Path) -> git.Repo | None:
+    """The project's repository, None outside git or when it is not the project's own (then logged,
+    and the project is read as a plain folder)."""
     try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, stdin=subprocess.DEVNULL,
-                              timeout=_GIT_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        return git.open_repo(root)
+    except git.UnsafeRepository as exc:
+        log_error("tree", str(exc))
         return None
+
+
+def _git(root: Path, *args: str) -> git.Result | None:
+    repo = _repo(root)
+    return None if repo is None else repo.run(root, *args)
 
 
 def _git_files(root: Path) -> list[str] | None:
     done = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    if done is None or done.returncode != 0:
+    if done is None or not done.ok:
         return None
-    return sorted({os.fsdecode(p) for p in done.stdout.split(b"\0") if p})
+    return sorted({os.fsdecode(p) for p in done.out.split(b"\0") if p})
 
 
 def _walk_files(root: Path) -> list[str]:
@@ -101,9 +109,9 @@ def file_hash(root: Path, rel: str) -> str | None:
 def ignored_entries(root: Path) -> list[str] | None:
     """What git ignores in the work tree, a folder given once for all it holds; None outside git."""
     done = _git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-    if done is None or done.returncode != 0:
+    if done is None or not done.ok:
         return None
-    return sorted(os.fsdecode(p).rstrip("/") for p in done.stdout.split(b"\0") if p)
+    return sorted(os.fsdecode(p).rstrip("/") for p in done.out.split(b"\0") if p)
 
 
 def tree_fingerprint(root: Path) -> str:
@@ -120,9 +128,9 @@ def tree_fingerprint(root: Path) -> str:
 
 def head_commit(root: Path) -> str | None:
     done = _git(Path(root), "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    if done is None or done.returncode != 0:
+    if done is None or not done.ok:
         return None
-    return done.stdout.decode().strip() or None
+    return done.out.decode().strip() or None
 
 
 def diff_stat(root: Path, base: str | None) -> str:
@@ -130,20 +138,21 @@ def diff_stat(root: Path, base: str | None) -> str:
 
     Bounded to about 2 KB. Empty outside a git repository."""
     root = Path(root)
-    inside = _git(root, "rev-parse", "--is-inside-work-tree")
-    if inside is None or inside.returncode != 0:
+    repo = _repo(root)
+    if repo is None:
         return ""
     parts = []
     against = base or "HEAD"
-    done = _git(root, "diff", "--stat", "--no-color", against, "--", ".")
-    if done is not None and done.returncode == 0:
-        parts.append(done.stdout.decode("utf-8", "replace").rstrip())
+    done = repo.run(root, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", against, "--", ".",
+                    limit=1 << 20)
+    if done.ok:
+        parts.append(done.out.decode("utf-8", "replace").rstrip())
     elif base is not None:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()[:1] if done else ["git did not run"]
+        reason = done.err.strip().splitlines()[:1] or ["git did not run"]
         parts.append(f"(no diff against {base}: {' '.join(reason)})")
-    others = _git(root, "ls-files", "-z", "--others", "--exclude-standard")
-    if others is not None and others.returncode == 0:
-        untracked = [os.fsdecode(p) for p in others.stdout.split(b"\0") if p]
+    others = repo.run(root, "ls-files", "-z", "--others", "--exclude-standard")
+    if others.ok:
+        untracked = [os.fsdecode(p) for p in others.out.split(b"\0") if p]
         if untracked:
             parts.append(f"{len(untracked)} untracked file(s): " + ", ".join(untracked))
     text = "\n".join(p for p in parts if p)

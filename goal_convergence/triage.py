@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import goals
+from . import goals, mask
 from .errors import IllegalTransition
 from .models import FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
 from .store import Store
@@ -50,7 +50,8 @@ def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> Tr
         created_at=stamp,
         updated_at=stamp,
     )
-    return store.create(item)
+    # Reasons and hints quote output and the oracle's words: mask them as the goal file's are.
+    return store.create(TriageItem.from_doc(mask.data(item.dump())))
 
 
 def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:

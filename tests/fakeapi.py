@@ -8,6 +8,7 @@ test answer whatever side requests Claude Code makes as a small state machine.
     api.enqueue(text("I'll look") + tool_use("read_file", {"path": "a.py"}), text('{"converged": true}'))
     api.enqueue(error(429, "rate_limit_error", "slow down", headers=FAST_RETRY))
     api.enqueue(delay(5, text("too late")))
+    api.enqueue(malformed("truncated"))  # a 200 whose body is not a well-formed message
 
 ``POST /v1/messages`` answers JSON, or server-sent events when the body asks for ``"stream": true``
 (the exact event sequence the SDK and Claude Code parse). ``POST /v1/messages/count_tokens``
@@ -74,7 +75,15 @@ class Delay:
     response: Response
 
 
-Response = Union[Message, Error, Delay]
+@dataclass
+class Raw:
+    """A 200 answered with exactly these bytes: a reply the API should never give, for fault tests."""
+
+    payload: bytes
+    content_type: str = "application/json"
+
+
+Response = Union[Message, Error, Delay, Raw]
 
 
 def text(s: str, *, model: str | None = None, usage: dict | None = None, stop_reason: str | None = None) -> Message:
@@ -101,6 +110,28 @@ def error(status: int, type: str, message: str = "scripted error", headers: dict
 def delay(seconds: float, response: Response) -> Delay:
     """Answer ``response`` only after ``seconds`` (a slow server; closing the fake cuts the wait short)."""
     return Delay(seconds, response)
+
+
+# The malformed 200 replies, by name: each one a way a proxy or a broken server answers.
+MALFORMED = {
+    "empty": b"",
+    "truncated": b'{"id": "msg_fake", "type": "message", "role": "assistant", "content": [{"type": "te',
+    "not-json": b"<html>502 Bad Gateway</html>",
+    "no-usage": json.dumps({"id": "msg_fake", "type": "message", "role": "assistant", "model": "m",
+                            "content": [{"type": "text", "text": "{}"}], "stop_reason": "end_turn"}).encode(),
+    "content-not-a-list": json.dumps({"id": "msg_fake", "type": "message", "role": "assistant", "model": "m",
+                                      "content": "converged", "stop_reason": "end_turn",
+                                      "usage": {"input_tokens": 1000, "output_tokens": 100}}).encode(),
+    "block-without-type": json.dumps({"id": "msg_fake", "type": "message", "role": "assistant", "model": "m",
+                                      "content": [{"text": "{}"}], "stop_reason": "end_turn",
+                                      "usage": {"input_tokens": 1000, "output_tokens": 100}}).encode(),
+    "not-an-object": b"[1, 2, 3]",
+}
+
+
+def malformed(kind: str) -> Raw:
+    """One of the ``MALFORMED`` replies, as a 200 with a JSON content type."""
+    return Raw(MALFORMED[kind])
 
 
 def _prompt(request: dict) -> dict:
@@ -249,6 +280,8 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                     return
                 response = response.response
             try:
+                if isinstance(response, Raw):
+                    return self._send(200, response.payload, response.content_type)
                 if isinstance(response, Error):
                     return self._json(response.status, {"type": "error", "error": {
                         "type": response.type, "message": response.message}}, response.headers)

@@ -108,3 +108,15 @@ def test_real_claude_code_gets_the_scripted_text(fake_api, claude_bin, tmp_path)
     assert out["total_cost_usd"] == pytest.approx((1000 * 2 + 100 * 10) / 1e6)  # Sonnet 5: $2 in, $10 out
     assert fake_api.messages[0].path == "/v1/messages?beta=true"
     assert fake_api.messages[0].body["stream"] is True
+
+
+def test_malformed_replies_are_200s_with_exactly_those_bytes(fake_api):
+    import urllib.request
+
+    from tests.fakeapi import MALFORMED, malformed
+
+    for kind, payload in MALFORMED.items():
+        fake_api.enqueue(malformed(kind))
+        request = urllib.request.Request(f"{fake_api.url}/v1/messages", data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            assert (answer.status, answer.read()) == (200, payload), kind

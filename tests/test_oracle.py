@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -456,3 +457,40 @@ def test_claude_cli_oracle_without_a_verdict_is_a_judge_error(fake_api, project,
 def test_oracle_input_round_trips():
     built = OracleInput(objective="o", conditions=[])
     assert OracleInput.model_validate_json(built.to_json()) == built
+
+
+def test_a_command_oracle_past_its_timeout_leaves_no_grandchild(project, tmp_path):
+    from goal_convergence.oracle.command import CommandOracle
+
+    pidfile = tmp_path / "grandchild.pid"
+    judge_ = CommandOracle(f"sleep 300 & echo $! > {pidfile}; wait", project, timeout=0.1)
+    judge_.timeout = 1.0
+    goal = make_goal(project, provider="command", command="x")
+    with pytest.raises(JudgeError, match="no verdict within 1 s"):
+        judge_.judge(build_input(goal, [RED], None))
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 3  # killed already; init reaps it a moment later
+    while time.monotonic() < deadline and running(grandchild):
+        time.sleep(0.05)
+    assert not running(grandchild)
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.e2e
+def test_claude_cli_oracle_cannot_read_a_secrets_file(fake_api, project, claude_bin, monkeypatch):
+    for k, v in fake_api.claude_env(project.parent / "home").items():
+        monkeypatch.setenv(k, v)
+    (project / ".env").write_text("DB_PASSWORD=never-shown-to-the-judge\n")
+    judge_, oracle_input, seen = claude_code_judge(fake_api, project, claude_bin, tool_use("StructuredOutput", VERDICT))
+    fake_api.set_responder(lambda body: seen.append(body) or (
+        tool_use("Read", {"file_path": str(project / ".env")}) if len(seen) == 1 else tool_use("StructuredOutput", VERDICT)))
+    judge_.judge(oracle_input)
+    assert len(seen) >= 2 and "never-shown-to-the-judge" not in json.dumps(seen[1]["messages"])

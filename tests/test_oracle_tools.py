@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -132,3 +133,77 @@ def test_rerun_condition_is_offered_only_with_a_runner(project):
     assert "FAILED (exit 1" in text and "FAILED tests/test_calc.py::test_add" in text
     text, error = box.run("rerun_condition", {"index": 3})
     assert error and "bad arguments" in text and ran == [0]
+
+
+def test_a_regex_that_backtracks_for_ever_is_stopped_as_a_tool_error(box, project, monkeypatch):
+    from goal_convergence.oracle import tools
+
+    monkeypatch.setattr(tools, "GREP_SECONDS", 2.0)
+    (project / "slow.txt").write_text("a" * 5001 + "\n")
+    started = time.monotonic()
+    text, error = box.run("grep", {"pattern": "(a|aa)*c"})
+    assert error and "grep stopped after 2 s" in text
+    assert time.monotonic() - started < 2 + 3  # the timeout, then TERM and KILL
+
+
+def test_git_output_is_bounded(box, project):
+    from goal_convergence.oracle.tools import MAX_OUTPUT_BYTES
+
+    (project / "big.txt").write_text("x" * 80 + "\n" * 1 + ("y" * 99 + "\n") * 5000)
+    text, error = box.run("git", {"command": "diff"}, limit=10**9)
+    assert not error and len(text) <= MAX_OUTPUT_BYTES
+
+
+SECRETS = [".env", ".env.local", "deploy.pem", "server.key", "id_rsa", "credentials.json", ".netrc", ".npmrc",
+           ".pypirc"]
+
+
+@pytest.mark.parametrize("name", SECRETS)
+def test_files_that_look_like_secrets_are_refused_unless_the_goal_lists_them(project, name):
+    (project / "conf").mkdir()
+    (project / "conf" / name).write_text("TOKEN=hunter2hunter2\n")
+    box = Toolbox(project)
+    text, error = box.run("read_file", {"path": f"conf/{name}"})
+    assert error and "secrets" in text and "hunter2" not in text
+    found, _ = box.run("grep", {"pattern": "hunter2+"})
+    listed, _ = box.run("list_files", {"pattern": "conf/*"})
+    assert "hunter2hunter2" not in found and name not in listed
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "oops, a secret")
+    shown, error = box.run("git", {"command": "show"})
+    assert not error and "hunter2" not in shown
+    allowed = Toolbox(project, may_read=[f"conf/{name}"])
+    text, error = allowed.run("read_file", {"path": f"conf/{name}"})
+    assert not error and "hunter2hunter2" in text
+
+
+def test_a_hard_link_to_an_outside_file_is_refused(project, tmp_path):
+    secret = tmp_path / "outside" / "hard.txt"
+    secret.write_text("HARDSECRET\n")
+    os.link(secret, project / "notes.txt")
+    box = Toolbox(project)
+    text, error = box.run("read_file", {"path": "notes.txt"})
+    assert error and "hard-linked" in text and "HARDSECRET" not in text
+    assert "HARDSECRET" not in box.run("grep", {"pattern": "HARD.ECRET"})[0]
+    assert not Toolbox(project, may_read=["notes.txt"]).run("read_file", {"path": "notes.txt"})[1]
+
+
+def test_the_goals_may_read_list_reaches_the_oracles_tools(project, make_goal, monkeypatch):
+    from goal_convergence.models import Goal, OracleConfig
+    from goal_convergence.oracle import get_oracle
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    (project / ".env").write_text("DEBUG=1\n")
+    goal = make_goal(project_root=str(project), oracle=OracleConfig(provider="anthropic", model="claude-haiku-5-5",
+                                                                    may_read=[".env"]))
+    goal = Goal.from_doc(goal.dump())  # as the goal file has it
+    text, error = get_oracle(goal.oracle, goal).toolbox.run("read_file", {"path": ".env"})
+    assert not error and "DEBUG=1" in text
+
+
+@pytest.mark.parametrize("tool, args", [("git", {"command": "show", "ref": "HEAD:src/calc.py"}),
+                                        ("read_file", {"path": ".git/config"}),
+                                        ("grep", {"pattern": "url", "path": ".git/config"})])
+def test_no_side_door_into_history_blobs_or_gits_own_files(box, tool, args):
+    text, error = box.run(tool, args)
+    assert error and ("not a git ref" in text or "git's own files" in text)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import budget, config, engine, index, render
+from .. import budget, config, engine, index, mask, render
 from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
@@ -134,7 +134,7 @@ def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, An
     return {"systemMessage": f"goal-convergence: {goal.goal_id} iteration {goal.spent.iterations} not done ({why}); "
                              f"the session carries on",
             "hookSpecificOutput": {"hookEventName": "Stop",
-                                   "additionalContext": continue_reason(goal, iteration, hint)}}
+                                   "additionalContext": mask.text(continue_reason(goal, iteration, hint))}}
 
 
 def feedback(answer: dict[str, Any]) -> str | None:

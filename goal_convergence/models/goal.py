@@ -73,6 +73,9 @@ class OracleConfig(Model):
     model: str = Field(min_length=1)
     command: str | None = None
     expect: str | None = None
+    # Left out of the file while unset, so goals written by 0.1.0 save back as they were.
+    may_read: list[str] | None = Field(default=None, exclude_if=lambda v: v is None, description="Globs of project paths the oracle's tools may "
+                                       "read although they look like secrets or are hard-linked (.env, *.pem, ...).")
 
 
 class MakerConfig(Model):

@@ -6,9 +6,11 @@ The SDK is imported only inside the calls that use it: the hooks import this pac
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, NonNegativeInt, Tag, ValidationError
 
 from .. import cost as pricing
 from ..models import ConditionEvidence, Cost
@@ -24,6 +26,43 @@ _TOOLS = ("Tools: read_file, list_files, grep and git are read-only and confined
           "rerun_condition runs one of the goal's own conditions again (by index).")
 
 
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+
+class _Text(_Block):
+    type: Literal["text"]
+    text: str
+
+
+class _ToolUse(_Block):
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class _Usage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    input_tokens: NonNegativeInt
+    output_tokens: NonNegativeInt
+
+
+def _kind(block: Any) -> str:
+    kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
+    return kind if kind in ("text", "tool_use") else "other"
+
+
+class _Reply(BaseModel):
+    """A 200 reply as it must be to be judged: what the SDK does not check (it builds its objects unchecked)."""
+
+    model_config = ConfigDict(extra="allow")
+    content: list[Annotated[Annotated[_Text, Tag("text")] | Annotated[_ToolUse, Tag("tool_use")]
+                            | Annotated[_Block, Tag("other")], Discriminator(_kind)]]
+    stop_reason: str | None = None
+
+
 class AnthropicOracle:
     """The Messages API, with read-only tools. The SDK reads ANTHROPIC_API_KEY (or
     ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, and retries with backoff itself."""
@@ -31,10 +70,10 @@ class AnthropicOracle:
     name = "anthropic"
 
     def __init__(self, model: str, root: Path, rerun: Callable[[int], ConditionEvidence] | None = None, *,
-                 timeout: float | None = None, max_retries: int | None = None) -> None:
+                 timeout: float | None = None, max_retries: int | None = None, may_read: Sequence[str] = ()) -> None:
         self.model = model
         self.price = pricing.price_for(model)  # an unknown price fails now, not after a paid call
-        self.toolbox = Toolbox(root, rerun)
+        self.toolbox = Toolbox(root, rerun, may_read)
         self.timeout = env_settings().oracle_timeout if timeout is None else timeout
         self.max_retries = env_settings().oracle_retries if max_retries is None else max_retries
         # Sampling parameters are never sent: Haiku 5.5 rejects temperature, top_p and top_k.
@@ -55,16 +94,21 @@ class AnthropicOracle:
         while True:
             extra: dict[str, Any] = {"tool_choice": {"type": "none"}} if rounds >= MAX_TOOL_ROUNDS else {}
             try:
-                reply = client.messages.create(model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=self.system,
-                                               tools=self.toolbox.definitions, messages=messages, **extra)
+                raw = client.messages.with_raw_response.create(
+                    model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=self.system,
+                    tools=self.toolbox.definitions, messages=messages, **extra)
             except anthropic.APIError as exc:
                 raise JudgeError(self._failure(exc), spent) from None
-            usage = reply.usage.model_dump()
-            spent = spent + Cost(dollars=pricing.usage_cost(self.model, usage), tokens=pricing.usage_tokens(usage))
+            reply, call_cost = self._read(raw.http_response.content, messages)
+            spent = spent + call_cost
+            if reply is None:
+                raise JudgeError("the oracle API answered 200 with a reply that is not a well-formed message "
+                                 f"({cut(raw.http_response.text, 120) or 'an empty body'}); try again later, or "
+                                 "check ANTHROPIC_BASE_URL (a proxy in the way?)", spent)
             content = [b.model_dump(mode="json", exclude_none=True) for b in reply.content]
             # The API refuses an empty assistant turn in the history, and a repair round needs one.
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no answer)"}]})
-            calls = [b for b in reply.content if b.type == "tool_use"]
+            calls = [b for b in reply.content if isinstance(b, _ToolUse)]
             if calls:
                 if rounds >= MAX_TOOL_ROUNDS:
                     raise JudgeError(f"the oracle still asked for tools after its {MAX_TOOL_ROUNDS} rounds; "
@@ -76,7 +120,7 @@ class AnthropicOracle:
                 raise JudgeError("the oracle model refused to judge this iteration; look at the objective and "
                                  "the evidence, or choose another --oracle-model", spent)
             try:
-                verdict = parse_verdict("".join(b.text for b in reply.content if b.type == "text"))
+                verdict = parse_verdict("".join(b.text for b in reply.content if isinstance(b, _Text)))
             except BadAnswer as exc:
                 if repaired:
                     raise JudgeError(f"the oracle's answer was not a valid verdict, twice: {exc}", spent) from None
@@ -87,6 +131,25 @@ class AnthropicOracle:
             if rounds:
                 notes.append(f"{rounds} tool round(s)")
             return Judgement(verdict=verdict, cost=spent, model=self.model, notes=notes)
+
+    def _read(self, body: bytes, messages: list[dict[str, Any]]) -> tuple[_Reply | None, Cost]:
+        """The reply (None when it is not a well-formed message) and what the call cost: its usage,
+        or when that is missing or garbled, the most the call could have cost (money is never zero)."""
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        usage = doc.get("usage") if isinstance(doc, dict) else None
+        try:
+            counted = _Usage.model_validate(usage).model_dump()
+        except ValidationError:
+            sent = json.dumps([self.system, self.toolbox.definitions, messages])
+            counted = {"input_tokens": token_estimate(sent), "output_tokens": MAX_OUTPUT_TOKENS}
+        cost = Cost(dollars=pricing.usage_cost(self.model, counted), tokens=pricing.usage_tokens(counted))
+        try:
+            return (_Reply.model_validate(doc) if usage is not None else None), cost
+        except ValidationError:
+            return None, cost
 
     def _run_tools(self, calls: list[Any], last: bool) -> list[dict[str, Any]]:
         left = ROUND_RESULT_CHARS

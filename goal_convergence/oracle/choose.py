@@ -54,7 +54,7 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
     if provider == "anthropic":
         if not has_key:
             raise OracleUnavailable(f"the anthropic oracle needs an API key: {SET_UP}")
-        return AnthropicOracle(config.model, root, rerun)
+        return AnthropicOracle(config.model, root, rerun, may_read=config.may_read or ())
     if provider == "claude-cli":
         claude = printmode.binary()
         if not claude:

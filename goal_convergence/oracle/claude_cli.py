@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from ..claude_code import printmode
-from .. import cost as pricing
+from .. import cost as pricing, process
 from ..models import Cost
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS, cost_upper_bound, schema_text, system_prompt, token_estimate, user_message
 from ..config import env_settings
 from ..text import cut
+from .tools import SECRET_GLOBS
 from .verdict import BadAnswer, JudgeError, Judgement, check_verdict, parse_verdict
 
 # Claude Code's own system prompt remnant and its Read/Grep/Glob/StructuredOutput tool definitions.
 CLAUDE_CODE_OVERHEAD_TOKENS = 4_000
 _TOOLS = "Tools: Read, Grep and Glob, inside the project folder only."
+# Claude Code's Read rules cover Grep and Glob too: what our own tools refuse as secrets, it refuses.
+_SECRETS_DENIED = ",".join(f"Read(**/{name})" for name in (*SECRET_GLOBS, ".git/**"))
 
 
 class ClaudeCliOracle:
@@ -43,7 +45,8 @@ class ClaudeCliOracle:
 
     def command(self, oracle_input: OracleInput) -> list[str]:
         return [self.claude, "-p", "--safe-mode", "--restricted", "--model", self.model,
-                "--tools", "Read,Grep,Glob", "--json-schema", schema_text(), "--output-format", "json",
+                "--tools", "Read,Grep,Glob", "--disallowedTools", _SECRETS_DENIED,
+                "--json-schema", schema_text(), "--output-format", "json",
                 "--no-session-persistence", "--system-prompt", self.system,
                 "--max-turns", str(MAX_TOOL_ROUNDS + 2),
                 "--max-budget-usd", f"{self.estimate_cost(oracle_input):.4f}"]
@@ -54,17 +57,17 @@ class ClaudeCliOracle:
         env.update(API_TIMEOUT_MS=str(int(self.timeout * 1000)), CLAUDE_CODE_MAX_RETRIES=str(self.max_retries))
         wall = self.timeout * (MAX_TOOL_ROUNDS + 2)
         try:
-            done = subprocess.run(self.command(oracle_input), input=user_message(oracle_input), cwd=self.root,
-                                  env=env, capture_output=True, text=True, timeout=wall)
-        except subprocess.TimeoutExpired:
-            raise JudgeError(f"claude -p gave no verdict within {wall:g} s; raise GOAL_CONVERGENCE_ORACLE_TIMEOUT "
-                             "or try again later") from None
+            done = process.run_read(self.command(oracle_input), self.root, input=user_message(oracle_input).encode(),
+                                    env=env, timeout=wall)
         except OSError as exc:
             raise JudgeError(f"could not run {self.claude} ({exc}); check the Claude Code install") from None
+        if done.exit.timed_out:  # its process group is gone with it, tools and all
+            raise JudgeError(f"claude -p gave no verdict within {wall:g} s; raise GOAL_CONVERGENCE_ORACLE_TIMEOUT "
+                             "or try again later")
         try:
             result = printmode.PrintResult.model_validate_json(done.stdout.strip() or "{}")
         except ValidationError:
-            raise JudgeError(f"claude -p exited {done.returncode} without a result: "
+            raise JudgeError(f"claude -p exited {done.exit.code} without a result: "
                              f"{cut((done.stderr or done.stdout).strip(), 500) or 'no output'}; "
                              "run `claude -p hi` to check the login") from None
         spent = Cost(dollars=result.total_cost_usd,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from .. import mask, process
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS
 from ..config import env_settings
@@ -27,14 +27,17 @@ class CommandOracle:
         return 0.0
 
     def judge(self, oracle_input: OracleInput) -> Judgement:
+        # Its own process group: a timeout ends the command and everything it started.
         try:
-            done = subprocess.run(self.command, shell=True, input=oracle_input.to_json(), cwd=self.root,
-                                  capture_output=True, text=True, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            raise JudgeError(f"the oracle command gave no verdict within {self.timeout:g} s: {self.command}") from None
-        if done.returncode != 0:
+            done = process.run_read(process.shell(self.command), self.root, input=mask.text(oracle_input.to_json()).encode(),
+                                    timeout=self.timeout)
+        except OSError as exc:
+            raise JudgeError(f"could not start the oracle command ({exc}): {self.command}") from None
+        if done.exit.timed_out:
+            raise JudgeError(f"the oracle command gave no verdict within {self.timeout:g} s: {self.command}")
+        if done.exit.code != 0:
             stderr = cut(done.stderr.strip(), 500) or "no stderr"
-            raise JudgeError(f"the oracle command exited {done.returncode}: {stderr}; it must print a verdict "
+            raise JudgeError(f"the oracle command exited {done.exit.code}: {stderr}; it must print a verdict "
                              f"and exit 0 ({self.command})")
         try:
             verdict = parse_foreign_verdict(done.stdout)

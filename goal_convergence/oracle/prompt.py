@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from .. import cost as pricing
-from .. import schema
+from .. import mask, schema
 from .input import OracleInput
 from .verdict import BadAnswer
 
@@ -56,7 +56,7 @@ Answer with one JSON object that matches this JSON Schema, and nothing else:
 
 
 def user_message(oracle_input: OracleInput) -> str:
-    return f"Judge this iteration.\n\n```json\n{oracle_input.to_json()}\n```"
+    return f"Judge this iteration.\n\n```json\n{mask.text(oracle_input.to_json())}\n```"
 
 
 def repair_message(problem: BadAnswer) -> str:

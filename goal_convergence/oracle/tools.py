@@ -2,21 +2,27 @@
 
 Read a file, list files by glob, grep, read-only git, and re-run one of the goal's own stopping
 conditions. No write tool and no shell. Every path is checked before use: no ``..``, no absolute
-path outside the root, symlinks resolved and checked, size caps on everything read and returned.
-A refused or failed call is answered as a tool error the model can read, never raised.
+path outside the root, symlinks resolved and checked; files that look like secrets (``SECRET_GLOBS``)
+and hard-linked files (their other name may be outside the root) are refused unless the goal lists
+them (``oracle.mayRead``). Every call is bounded in time (grep runs in a child process that is
+stopped at its timeout, so no regular expression can run for ever; git through ``git.py``) and in
+size. A refused, failed or timed-out call is answered as a tool error the model can read, never raised.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
-import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .. import git, mask, process
 from ..errors import GoalConvergenceError
 from ..models import ConditionEvidence
 from ..text import cut
@@ -28,10 +34,18 @@ MAX_LIST_ENTRIES = 300
 MAX_GREP_MATCHES = 200
 MAX_GREP_FILE_BYTES = 1_000_000
 MAX_LINE_CHARS = 300
+MAX_READ_BYTES = 4_000_000
+MAX_OUTPUT_BYTES = 256_000  # of git's or grep's output, before the answer is cut to its limit
 WALK_SECONDS = 5.0  # a walk of a huge tree stops and says so
-GIT_SECONDS = 30.0
-# Refs, ranges and revision expressions only: no leading "-", so a ref can never become an option.
-_REF = re.compile(r"^[\w./~^@{}:+-]{1,200}$")
+GREP_SECONDS = 10.0
+GIT_SECONDS = 20.0
+# Names of files that hold credentials; ssh keys by their usual names, so id_utils.py stays readable.
+SECRET_GLOBS = (".env*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+                "credentials*", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials")
+_SEARCH = Path(__file__).with_name("search.py")
+# Refs, ranges and revision expressions only: no leading "-", so a ref can never become an option,
+# and no ":", so no `HEAD:.env` reads a file the tools refuse from the history.
+_REF = re.compile(r"^[\w./~^@{}+-]{1,200}$")
 
 
 class ToolRefused(GoalConvergenceError):
@@ -72,9 +86,11 @@ RERUN_DEFINITION: dict[str, Any] = {
 
 
 class Toolbox:
-    def __init__(self, root: Path, rerun: Callable[[int], ConditionEvidence] | None = None) -> None:
+    def __init__(self, root: Path, rerun: Callable[[int], ConditionEvidence] | None = None,
+                 may_read: Sequence[str] = ()) -> None:
         self.root = Path(root).resolve()
         self._rerun = rerun
+        self._may_read = tuple(may_read)
 
     @property
     def definitions(self) -> list[dict[str, Any]]:
@@ -94,9 +110,9 @@ class Toolbox:
             text, error = tools[name](**args), False
         except (TypeError, ValueError, IndexError) as exc:  # IndexError: no condition with that index
             text, error = f"bad arguments for {name}: {exc}", True
-        except (GoalConvergenceError, OSError, re.error, subprocess.SubprocessError) as exc:
+        except (GoalConvergenceError, OSError, re.error) as exc:
             text, error = f"{name} failed: {exc}", True
-        return cut(text, limit), error
+        return cut(mask.text(text), limit), error
 
     # ---- confinement ---------------------------------------------------------------------
 
@@ -110,7 +126,29 @@ class Toolbox:
         real = candidate.resolve()
         if real != self.root and not real.is_relative_to(self.root):
             raise ToolRefused(f"{path!r} refused: it is outside the project root (symlinks are followed and checked)")
+        why = self._withheld(real)
+        if why:
+            raise ToolRefused(f"{path!r} refused: {why}; the goal's oracle.mayRead lists what may be read anyway")
         return real
+
+    def _withheld(self, real: Path) -> str | None:
+        """Why the oracle may not read this file (a secret's name, another name elsewhere), or None."""
+        try:
+            st = real.stat()
+        except OSError:
+            return None
+        if not os.path.isfile(real):
+            return None
+        rel = self._rel(real)
+        if ".git" in PurePosixPath(rel).parts:
+            return "git's own files (remote URLs, credentials) are not the project's; use the git tool"
+        if any(fnmatch.fnmatch(rel, allowed) for allowed in self._may_read):
+            return None
+        if any(fnmatch.fnmatch(real.name, secret) for secret in SECRET_GLOBS):
+            return "its name is one secrets are kept under"
+        if st.st_nlink > 1:
+            return "it is hard-linked, and its other name may be outside the project"
+        return None
 
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix() or "."
@@ -125,7 +163,7 @@ class Toolbox:
             for name in sorted(files):
                 path = Path(folder, name)
                 real = path.resolve()
-                if real.is_relative_to(self.root) and real.is_file():
+                if real.is_relative_to(self.root) and real.is_file() and not self._withheld(real):
                     yield path
 
     # ---- the tools -------------------------------------------------------------------------
@@ -138,14 +176,22 @@ class Toolbox:
         end = min(int(end_line) if end_line else start + MAX_READ_LINES - 1, start + MAX_READ_LINES - 1)
         out: list[str] = []
         with open(real, "rb") as fh:
-            for number, raw in enumerate(fh, 1):
-                if b"\0" in raw:
-                    raise ToolRefused(f"{path!r} is a binary file")
-                if number > end:
-                    out.append(f"... (more lines: read on with start_line={number})")
-                    break
-                if number >= start:
-                    out.append(f"{number:6}\t{raw.decode('utf-8', 'replace').rstrip()[:2000]}")
+            data = fh.read(MAX_READ_BYTES + 1)
+        if b"\0" in data:
+            raise ToolRefused(f"{path!r} is a binary file")
+        truncated = len(data) > MAX_READ_BYTES
+        lines = data[:MAX_READ_BYTES].split(b"\n")
+        if truncated or lines[-1] == b"":
+            lines.pop()  # a line cut at the limit, or the empty piece after the last newline
+        for number, raw in enumerate(lines, 1):
+            if number > end:
+                out.append(f"... (more lines: read on with start_line={number})")
+                break
+            if number >= start:
+                out.append(f"{number:6}\t{raw.decode('utf-8', 'replace').rstrip()[:2000]}")
+        else:
+            if truncated:
+                out.append(f"... (only the first {MAX_READ_BYTES // 1_000_000} MB of the file can be read)")
         return "\n".join(out) if out else f"{path!r} has no lines from {start}"
 
     def list_files(self, pattern: str) -> str:
@@ -166,38 +212,39 @@ class Toolbox:
         return "\n".join(found) if found else f"no files match {pattern!r}"
 
     def grep(self, pattern: str, path: str = ".", glob: str | None = None) -> str:
-        regex = re.compile(pattern)
+        re.compile(pattern)  # a bad pattern is the model's error, said before anything runs
         base = self.resolve(path)
         deadline = time.monotonic() + WALK_SECONDS
-        matches: list[str] = []
+        files, note = [], ""
         for file in self._walk(base):
-            rel = self._rel(file)
-            if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(file.name, glob)):
-                continue
-            if file.stat().st_size > MAX_GREP_FILE_BYTES:
-                continue
-            data = file.read_bytes()
-            if b"\0" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if regex.search(line[:2000]):
-                    matches.append(f"{rel}:{number}: {line.strip()[:MAX_LINE_CHARS]}")
-                    if len(matches) >= MAX_GREP_MATCHES:
-                        return "\n".join(matches + [f"... (stopped at {MAX_GREP_MATCHES} matches)"])
             if time.monotonic() > deadline:
-                return "\n".join(matches + [f"... (stopped after {WALK_SECONDS:.0f} s: narrow path or glob)"])
-        return "\n".join(matches) if matches else f"no match for {pattern!r}"
+                note = f"... (the search covered the files found in {WALK_SECONDS:.0f} s: narrow path or glob)"
+                break
+            rel = self._rel(file)
+            if not glob or fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(file.name, glob):
+                files.append((str(file), rel))
+        job = {"pattern": pattern, "files": files, "max_matches": MAX_GREP_MATCHES, "max_line_chars": MAX_LINE_CHARS,
+               "max_search_chars": 2000, "max_file_bytes": MAX_GREP_FILE_BYTES}
+        with tempfile.TemporaryFile() as out:
+            done = process.run([sys.executable, "-I", str(_SEARCH)], self.root, out, err=process.Capture(),
+                               input=json.dumps(job).encode(), timeout=GREP_SECONDS)
+            out.seek(0)
+            text = out.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace").rstrip("\n")
+        if done.timed_out:
+            raise ToolRefused(f"grep stopped after {GREP_SECONDS:.0f} s (a pattern that backtracks, or too many "
+                              f"files): simplify the pattern or narrow path or glob. Found so far:\n{text or '-'}")
+        if done.code != 0:
+            raise ToolRefused(f"grep failed (exit {done.code})")
+        return "\n".join(filter(None, [text, note])) or f"no match for {pattern!r}"
 
     def git(self, command: str, ref: str | None = None, paths: list[str] | None = None, stat: bool = False,
             max_count: int = 20) -> str:
         if ref is not None and (ref.startswith("-") or not _REF.match(ref)):
             raise ToolRefused(f"{ref!r} is not a git ref or range")
         rels = [self._rel(self.resolve(p)) for p in paths or []]
-        # No pager, no external diff or textconv programs, no fsmonitor hook: git runs nothing but git.
-        base = ["git", "-c", "core.fsmonitor=false", "--no-pager"]
         no_programs = ["--no-ext-diff", "--no-textconv"]
         if command == "status":
-            args = ["status", "--porcelain=v1", "--untracked-files=all"]
+            args = ["status", "--porcelain=v1", "--untracked-files=all", "--ignore-submodules=all"]
         elif command == "diff":
             args = ["diff", *no_programs, *(["--stat"] if stat else []), *([ref] if ref else ["HEAD"])]
         elif command == "log":
@@ -207,14 +254,18 @@ class Toolbox:
             args = ["show", *no_programs, *(["--stat"] if stat else []), ref or "HEAD"]
         else:
             raise ToolRefused(f"git {command!r} is not allowed; use status, diff, log or show")
-        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
-        done = subprocess.run([*base, *args, "--", *rels], cwd=self.root, env=env, capture_output=True,
-                              timeout=GIT_SECONDS, stdin=subprocess.DEVNULL)
-        out = done.stdout.decode("utf-8", "replace")
-        if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", "replace")[-500:]
-            raise ToolRefused(f"git {command} exited {done.returncode}: {stderr}")
-        return out or "(no output)"
+        repo = git.open_repo(self.root, timeout=GIT_SECONDS)
+        if repo is None:
+            raise ToolRefused("the project is not a git repository")
+        # What looks like a secret stays out of diffs too (read_file alone reads what the goal lists).
+        hidden = [f":(exclude,glob)**/{name}" for name in SECRET_GLOBS]
+        done = repo.run(self.root, *args, "--", *(rels or ["."]), *hidden, timeout=GIT_SECONDS, limit=MAX_OUTPUT_BYTES)
+        if done.code is None:
+            raise ToolRefused(f"git {command} gave no answer within {GIT_SECONDS:.0f} s ({done.err}); "
+                              "narrow it with paths or stat")
+        if not done.ok:
+            raise ToolRefused(f"git {command} exited {done.code}: {done.err[-500:]}")
+        return done.out.decode("utf-8", "replace") or "(no output)"
 
     def rerun_condition(self, index: int) -> str:
         assert self._rerun is not None
