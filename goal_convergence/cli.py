@@ -73,7 +73,7 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
     """Create a goal. With no condition flags, conditions are inferred from OBJECTIVE and the project."""
     store = _store()
     goal = goals.new_goal(store, spec_from(objective, options), on_progress=_live_progress(json_out))
-    _echo_json(goal.dump()) if json_out else click.echo(f"created {goal.goal_id}\n{render.status(goal)}")
+    _echo_json(goal.dump()) if json_out else click.echo(render.created(goal))
 
 
 @cli.command("list")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
+from . import inference
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from .text import clip
 
@@ -78,6 +79,12 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     if goal.last_hint and goal.state != "converged":  # a converged goal's last hint is no longer advice
         lines.append(f"last hint: {goal.last_hint}")
     return "\n".join(lines)
+
+
+def created(goal: Goal) -> str:
+    """What `goal new` prints: the goal, and why its checks were chosen when the objective named none."""
+    note = inference.guard_note(goal.stopping_conditions)
+    return f"created {goal.goal_id}\n{status(goal)}" + (f"\n{note}" if note else "")
 
 
 def oracle_line(goal: Goal) -> str:

@@ -191,3 +191,13 @@ def test_no_failure_of_any_command_uses_a_stop_reasons_exit_code(tmp_path):
     for args, code in runs.items():
         done = goal(tmp_path, *args)
         assert done.returncode == code and code not in EXIT_CODES.values(), (args, done.returncode, done.stderr)
+
+
+def test_checks_chosen_as_a_guard_are_named_with_how_to_measure_the_objective(git_repo):
+    (git_repo / "Makefile").write_text("test:\n\ttrue\n")
+    docs = ok(git_repo, "new", "make the docs nicer").stdout
+    assert "`make test` was chosen as a guard" in docs and "does not measure the objective" in docs
+    assert "--check CMD" in docs
+    ok(git_repo, "abandon")
+    tests = ok(git_repo, "new", "make all tests pass").stdout
+    assert "make test" in tests and "chosen as a guard" not in tests
