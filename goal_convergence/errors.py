@@ -20,7 +20,7 @@ Nothing may fail halfway, after money was spent or a file was changed:
   work is already charged, so the iteration is recorded with its costs, once, and three judge
   errors in a row escalate the goal as judge-error, the escalation saying what to fix. `goal run`
   sets the oracle up before its maker's first turn, so a run that could never be judged stops
-  there (exit 70) with nothing spent.
+  there (exit 69, or 70 for a price) with nothing spent.
 - A change that depends on a document's state checks that state inside ``store.update``, under
   the document's lock, never before taking it.
 - Notifying is never what fails: it runs once the end is on disk, and its problems are logged.

@@ -171,7 +171,7 @@ def build_budget(spec: GoalSpec) -> Budget:
 
 @contextmanager
 def _user_input() -> Iterator[None]:
-    """What the models refuse in values a user gave is bad input (exit 2), not a crash."""
+    """What the models refuse in values a user gave is bad input (exit 65), not a crash."""
     try:
         yield
     except ValidationError as exc:
