@@ -382,14 +382,22 @@ def test_flags_an_existing_goal_cannot_take_are_refused_never_ignored(project, e
     assert load(gid) == before
 
 
-def test_resuming_an_escalated_goal_resolves_its_triage_item(project, env, fake_api, tmp_path):
+@pytest.mark.parametrize("route", ["cli", "slash"])
+def test_resuming_an_escalated_goal_resolves_its_triage_item(project, env, fake_api, tmp_path, route):
+    from goal_convergence.claude_code.slash import run_command
+
     fake_api.set_responder(lambda body: verdict(False, "keep going"))
     gid = new_goal("--max-iterations", "1")
     assert goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt").returncode == 4
     item = load(gid)["escalation"]["triageId"]
-    assert goal("resume", gid, "--max-iterations", "2").returncode == 0
+    if route == "cli":
+        assert goal("resume", gid, "--max-iterations", "2").returncode == 0
+    else:  # /goal-convergence:goal resume ID --max-iterations N, in a session
+        assert "resumed" in run_command("goal", f"resume {gid} --max-iterations 2", session_id="s-1",
+                                        cwd=str(project)).text
     assert [i["status"] for i in json.loads(goal("triage", "list", "--all", "--json").stdout)] == ["acted"]
-    assert load(gid)["settingsHistory"][0]["via"] == "goal resume"
+    assert [(c["setting"], c["before"], c["after"]) for c in load(gid)["settingsHistory"][0]["changes"]] == [
+        ("maxIterations", 1, 2)]
     assert goal("abandon", gid).returncode == 0
     again = goal("triage", "act", item, "goal", "--max-iterations", "5")
     assert again.returncode == 65 and "already acted" in again.stderr
