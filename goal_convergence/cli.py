@@ -1,12 +1,18 @@
 """The `goal` command line. Each command parses, calls one library function and prints.
 
-Exit codes (mapped here and only here):
+Exit codes (mapped here and only here; the errors carry theirs, errors.py). No failure of a command
+uses a code a stop reason uses, so a script can tell "the goal stopped" from "the command was wrong":
   0   success (for `goal run`: converged; for `goal check`: every condition passes)
   1-7 `goal run`: the stop reason (1 unfixable, 2 stuck, 3 timeout, 4 ceiling, 5 budget-exhausted,
       6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails; `goal heartbeat --run`: the
       code of the first goal it ran that did not converge (0 when all did, or none ran)
-  2   bad input (a flag value, an id, a broken hard rule)
-  70  the command could not run (no such goal, a corrupt file, an illegal state change, a missing tool)
+  64  usage: an unknown command or flag, a missing argument, a flag that cannot apply, several goals where
+      one was meant (click's own usage errors too)
+  65  refused input: a bad value or id, a broken hard rule, a move the goal's state does not allow
+  66  no such goal or triage item
+  69  unavailable: no oracle can run here, the maker's tool is missing
+  70  the command could not run (a corrupt file, an unexpected failure)
+  75  `goal run`: someone paused the goal while it ran
   130 interrupted
 """
 
@@ -21,10 +27,10 @@ import click
 
 from . import conditions, config, demo, goals, heartbeat, makers, quarantine, render, runner, triage
 from .claude_code import slash
-from .errors import GoalConvergenceError
+from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .index import OPEN_STATES
-from .models import EXIT_ERROR, TriageItem
-from .options import budget_options, goal_options, session_option, spec_from
+from .models import TriageItem
+from .options import budget_options, given, goal_options, session_option, spec_from
 from .store import Store
 
 
@@ -72,7 +78,7 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
     """Create a goal. With no condition flags, conditions are inferred from OBJECTIVE and the project."""
     store = _store()
     goal = goals.new_goal(store, spec_from(objective, options), on_progress=_live_progress(json_out))
-    _echo_json(goal.dump()) if json_out else click.echo(f"created {goal.goal_id}\n{render.status(goal)}")
+    _echo_json(goal.dump()) if json_out else click.echo(render.created(goal))
 
 
 @cli.command("demo")
@@ -161,7 +167,8 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_o
     """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
     (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
     store = _store()
-    goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options), _live_progress(json_out))
+    goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options), _live_progress(json_out),
+                                 given=given(options))
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker(options.get("maker_model"))
     live = sys.stderr.isatty() and not json_out
     result = runner.run_goal(store, goal_id, chosen,
@@ -261,11 +268,12 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
+        exc.show()  # click's own codes (2 for a usage error, 1 otherwise) are stop reasons' codes
+        return (EXIT_USAGE if isinstance(exc, click.UsageError) else
+                EXIT_NOT_FOUND if isinstance(exc, click.FileError) else EXIT_DATA)
     except (click.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except GoalConvergenceError as exc:
         click.echo(f"Error: {exc}", err=True)
         return exc.exit_code
@@ -278,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 
         path = log_error("cli", traceback.format_exc())
         click.echo(f"Error: an unexpected failure; details are in {path}. Please report it.", err=True)
-        return EXIT_ERROR
+        return EXIT_SOFTWARE
 
 
 if __name__ == "__main__":  # pragma: no cover

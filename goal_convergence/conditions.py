@@ -11,6 +11,7 @@ and never held whole: the first and last few KB, the byte count, the lines that 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -30,6 +31,7 @@ DEFAULT_TIMEOUT = 600.0
 _PROGRESS_EVERY = 0.1
 # Lines of output kept as failure lines when no rule recognised any.
 _LAST_WORDS = 5
+_SHELL = re.compile(r"[;&|<>`$()\n]")
 
 Progress = list[tuple[int, str, float, bool | None]]
 ProgressCallback = Callable[[Progress], None]
@@ -42,8 +44,25 @@ def _failure_lines(failures: FailureScanner, capture: Capture) -> list[str]:
     return [line for line in capture.last_text().splitlines() if line.strip()][-_LAST_WORDS:]
 
 
+def shared_runs(conditions: list[StoppingCondition]) -> dict[int, int]:
+    """{test condition: coverage condition} for each test command a coverage command only adds arguments to
+    (`pytest -q` and `pytest -q --cov`, `npm test` and `npm test -- --coverage`): the coverage run is the
+    test run with coverage on, so it runs once and the test condition reads its outcome."""
+    found: dict[int, int] = {}
+    for j, cov in enumerate(conditions):
+        for i, test in enumerate(conditions):
+            extra = cov.command.strip()[len(test.command.strip()):]
+            if (cov.type == "coverage_threshold" and test.type == "test_pass" and i not in found
+                    and cov.command.strip().startswith(test.command.strip()) and extra.startswith(" ")
+                    and not _SHELL.search(extra)):
+                found[i] = j
+    return found
+
+
 def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
-         cancel: threading.Event | None, base_env: Mapping[str, str] | None = None) -> ConditionEvidence:
+         cancel: threading.Event | None, base_env: Mapping[str, str] | None = None,
+         riders: list[tuple[int, StoppingCondition]] | None = None) -> list[ConditionEvidence]:
+    """The evidence of ``condition``, and of each test condition in ``riders`` its run is also (shared_runs)."""
     def evidence(**fields: object) -> ConditionEvidence:
         # Output is kept in the goal file and sent to the oracle: a printed key stops here.
         return ConditionEvidence(index=index, type=condition.type, command=condition.command, **mask.data(fields))
@@ -51,7 +70,7 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     try:
         coverage = CoverageLines(condition.coverage_regex) if condition.type == "coverage_threshold" else None
     except InvalidInput as e:
-        return evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))
+        return [evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))]
     failures, tests = FailureScanner(), census.CensusScanner()
     capture = Capture([failures, tests] + ([coverage] if coverage is not None else []))
     # pytest writes its JUnit XML here (census.runner_env), in a folder of this run's own.
@@ -61,11 +80,13 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         folder = None
     try:
         env = census.runner_env(os.environ if base_env is None else base_env, folder) if folder else base_env
+        if folder and "COVERAGE_FILE" not in (env or {}):  # coverage.py's data file, out of the project
+            env = {**(env or os.environ), "COVERAGE_FILE": str(folder / ".coverage")}
         done = run(shell(condition.command), root, capture, timeout=timeout, cancel=cancel, env=env)
         test_census = census.collect(tests, folder) if folder else tests.result()
     except OSError as e:
         error = f"could not start the command ({e}); check that the project root {root} is readable"
-        return evidence(passed=False, error=error, fingerprint=fingerprint([error], None, False))
+        return [evidence(passed=False, error=error, fingerprint=fingerprint([error], None, False))]
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
@@ -81,6 +102,7 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     elif done.code == 126:
         error = "command found but not executable (permission denied?); check the condition's command"
     passed = done.code == 0 and error is None
+    ran = passed, error  # the run's own outcome, before any coverage figure is read: the tests' outcome
     value = None
     if coverage is not None:
         value = parse_coverage(coverage.text(), condition.coverage_regex)
@@ -92,22 +114,17 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         elif value is not None and value < threshold and error is None:
             passed = False
             error = f"coverage {value:g}% is below the threshold {threshold:g}%"
-    failure_lines = [] if passed else _failure_lines(failures, capture)
-    return evidence(
-        passed=passed,
-        exit_code=done.code,
-        timed_out=done.timed_out,
-        duration_seconds=round(done.seconds, 3),
-        output_head=capture.head_text(),
-        output_tail=capture.tail_text(),
-        output_bytes=capture.total,
-        failure_lines=failure_lines,
-        coverage=value,
-        census=test_census,
-        fingerprint=(PASS_FINGERPRINT if passed
-                     else fingerprint(failure_lines + ([error] if error else []), done.code, done.timed_out)),
-        error=error,
-    )
+    def outcome(passed: bool, error: str | None, **fields: object) -> dict:
+        lines = [] if passed else _failure_lines(failures, capture)
+        return dict(passed=passed, exit_code=done.code, timed_out=done.timed_out,
+                    duration_seconds=round(done.seconds, 3), output_head=capture.head_text(),
+                    output_tail=capture.tail_text(), output_bytes=capture.total, failure_lines=lines,
+                    census=test_census, error=error, **fields,
+                    fingerprint=(PASS_FINGERPRINT if passed
+                                 else fingerprint(lines + ([error] if error else []), done.code, done.timed_out)))
+
+    return [evidence(**outcome(passed, error, coverage=value))] + [
+        ConditionEvidence(index=i, type=test.type, command=test.command, **outcome(*ran)) for i, test in riders or []]
 
 
 def run_condition(condition: StoppingCondition, index: int, root: Path, *, default_timeout: float = DEFAULT_TIMEOUT,
@@ -115,7 +132,7 @@ def run_condition(condition: StoppingCondition, index: int, root: Path, *, defau
     """Run one condition now (``index`` is its place in the goal) and return its evidence.
 
     ``env`` is the command's environment (this process's by default), pytest's JUnit request added."""
-    return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env)
+    return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env)[0]
 
 
 def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: list[int] | None = None,
@@ -140,12 +157,15 @@ def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: lis
     started: dict[int, float] = {}
     results: dict[int, ConditionEvidence] = {}
     crashes: list[BaseException] = []
+    shared = {i: j for i, j in shared_runs(conditions).items() if i in indexes and j in indexes}
+    riders = {j: [(i, conditions[i]) for i, k in shared.items() if k == j] for j in set(shared.values())}
 
     def work(i: int) -> None:
         started[i] = time.monotonic()
         cond = conditions[i]
         try:
-            results[i] = _run(cond, i, root, cond.timeout_seconds or default_timeout, cancel, env)
+            for ev in _run(cond, i, root, cond.timeout_seconds or default_timeout, cancel, env, riders.get(i)):
+                results[ev.index] = ev
         except BaseException as e:  # re-raised in the calling thread, where it can be handled
             crashes.append(e)
 
@@ -155,7 +175,7 @@ def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: lis
                  results[i].duration_seconds if i in results else now - started.get(i, now),
                  results[i].passed if i in results else None) for i in indexes]
 
-    threads = [threading.Thread(target=work, args=(i,), name=f"condition-{i}") for i in indexes]
+    threads = [threading.Thread(target=work, args=(i,), name=f"condition-{i}") for i in indexes if i not in shared]
     try:
         for t in threads:
             t.start()

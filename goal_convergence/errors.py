@@ -1,8 +1,12 @@
 """One error root, and the policy for when errors happen. Every message says what went wrong and
 what to do next.
 
-The CLI maps these to exit codes in one place (``cli.main``): input the user can fix exits 2,
-everything else that stops a command from running at all exits 70, and the goal is left as it was.
+Each error carries its exit code, sysexits-style, so that no code a command's failure uses is one a
+stop reason uses (1-7); ``cli.main`` maps every outcome to a code in one place and the goal is left
+as it was: 64 a usage error (the command line itself), 65 input that is refused (a bad value, a
+broken hard rule, a move the goal's state does not allow), 66 no such goal or item, 69 a tool or
+service that is not there (an oracle, Claude Code), 70 anything else that kept the command from
+running (a corrupt file, a bug).
 A hook never breaks the session it runs in: its error becomes one line for the user (hooks.py).
 
 Nothing may fail halfway, after money was spent or a file was changed:
@@ -16,7 +20,7 @@ Nothing may fail halfway, after money was spent or a file was changed:
   work is already charged, so the iteration is recorded with its costs, once, and three judge
   errors in a row escalate the goal as judge-error, the escalation saying what to fix. `goal run`
   sets the oracle up before its maker's first turn, so a run that could never be judged stops
-  there (exit 70) with nothing spent.
+  there (exit 69, or 70 for a price) with nothing spent.
 - A change that depends on a document's state checks that state inside ``store.update``, under
   the document's lock, never before taking it.
 - Notifying is never what fails: it runs once the end is on disk, and its problems are logged.
@@ -32,30 +36,46 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
+EXIT_USAGE = 64  # EX_USAGE
+EXIT_DATA = 65  # EX_DATAERR
+EXIT_NOT_FOUND = 66  # EX_NOINPUT
+EXIT_UNAVAILABLE = 69  # EX_UNAVAILABLE
+EXIT_SOFTWARE = 70  # EX_SOFTWARE
+EXIT_INTERRUPTED = 130
+
+
 class GoalConvergenceError(Exception):
     """Root of every error this package raises on purpose."""
 
-    exit_code = 70
+    exit_code = EXIT_SOFTWARE
 
 
 class InvalidInput(GoalConvergenceError):
     """The user gave something we cannot use: a bad flag value, id, or a broken hard rule."""
 
-    exit_code = 2
+    exit_code = EXIT_DATA
+
+
+class UsageError(InvalidInput):
+    """The command line itself is wrong: a flag that cannot apply here, or several goals where one was meant."""
+
+    exit_code = EXIT_USAGE
 
 
 class GoalNotFound(GoalConvergenceError):
-    """No goal matches what was asked for."""
+    """No goal (or triage item) matches what was asked for."""
+
+    exit_code = EXIT_NOT_FOUND
 
 
-class AmbiguousGoal(GoalConvergenceError):
+class AmbiguousGoal(UsageError):
     """Several goals could be meant; the message lists them. A usage error: name one and rerun."""
-
-    exit_code = 2
 
 
 class IllegalTransition(GoalConvergenceError):
     """A state change the lifecycle does not allow."""
+
+    exit_code = EXIT_DATA
 
 
 class CorruptFile(GoalConvergenceError):
@@ -72,6 +92,8 @@ class OracleError(GoalConvergenceError):
 class OracleUnavailable(GoalConvergenceError):
     """No oracle can be used with the current set-up."""
 
+    exit_code = EXIT_UNAVAILABLE
+
 
 class PriceUnknown(GoalConvergenceError):
     """A model has no price; money is never counted as zero."""
@@ -79,6 +101,8 @@ class PriceUnknown(GoalConvergenceError):
 
 class MakerError(GoalConvergenceError):
     """The maker could not run at all."""
+
+    exit_code = EXIT_UNAVAILABLE
 
 
 # What asking the oracle may raise that makes an iteration's judge error rather than an exception.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,14 +13,15 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from . import budget, conditions, cost, index, inference, integrity, lifecycle, notify, tree
-from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, problems
+from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, UsageError, problems
 from .index import OPEN_STATES
-from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, StoppingCondition,
-                     new_id, now_iso)
+from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, SettingChange,
+                     SettingsChange, StoppingCondition, TriageItem, new_id, now_iso)
 from .oracle import judged_by_maker_model, judges_with_model
 from .store import Store
 
 DEFAULT_ORACLE_MODEL = "claude-haiku-5-5"
+OTHER_ORACLE_MODELS = ("claude-sonnet-5-5", "claude-haiku-4-5")
 CONDITION_FLAGS = "--test CMD, --lint CMD, --build CMD, --coverage PCT [--coverage-cmd CMD] or --check CMD"
 
 
@@ -74,10 +75,29 @@ def find_project(path: Path | str | None) -> Path:
 
 def check_models_differ(oracle: OracleConfig, maker_model: str | None) -> None:
     if judged_by_maker_model(oracle, maker_model):
+        others = [m for m in (DEFAULT_ORACLE_MODEL, *OTHER_ORACLE_MODELS) if not judged_by_maker_model(
+            oracle.model_copy(update={"model": m}), maker_model)]
         raise InvalidInput(
             f"the oracle model ({oracle.model}) is the maker's model ({maker_model}); an independent judge must be "
-            f"a different model: pass --oracle-model with another one (e.g. {DEFAULT_ORACLE_MODEL} or claude-sonnet-5-5)"
+            f"a different model: pass --oracle-model with another one (e.g. {' or '.join(others[:2])})"
         )
+
+
+def oracle_config(provider: str, model: str, command: str | None, expect: str | None,
+                  maker_model: str | None) -> OracleConfig:
+    """The judge a user asked for, refused when it could not judge this goal: a command oracle with no
+    program, the maker's own model, or a model whose money could not be counted."""
+    with _user_input():
+        oracle = OracleConfig(provider=provider, model=model, command=command, expect=expect)  # type: ignore[arg-type]
+    if oracle.provider == "command" and not oracle.command:
+        raise InvalidInput("--oracle command needs --oracle-cmd CMD (a program that reads the input on stdin)")
+    check_models_differ(oracle, maker_model)
+    if judges_with_model(oracle.provider):
+        try:
+            cost.price_for(oracle.model)  # an oracle whose money we could not count is refused up front
+        except PriceUnknown as exc:
+            raise InvalidInput(str(exc)) from None
+    return oracle
 
 
 def build_conditions(spec: GoalSpec, root: Path) -> list[StoppingCondition]:
@@ -151,7 +171,7 @@ def build_budget(spec: GoalSpec) -> Budget:
 
 @contextmanager
 def _user_input() -> Iterator[None]:
-    """What the models refuse in values a user gave is bad input (exit 2), not a crash."""
+    """What the models refuse in values a user gave is bad input (exit 65), not a crash."""
     try:
         yield
     except ValidationError as exc:
@@ -168,17 +188,7 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     if not spec.objective.strip():
         raise InvalidInput("the objective is empty; say what should be true when the goal is done")
     root = find_project(spec.project)
-    with _user_input():
-        oracle = OracleConfig(provider=spec.oracle_provider, model=spec.oracle_model,  # type: ignore[arg-type]
-                              command=spec.oracle_command, expect=spec.expect)
-    if oracle.provider == "command" and not oracle.command:
-        raise InvalidInput("--oracle command needs --oracle-cmd CMD (a program that reads the input on stdin)")
-    check_models_differ(oracle, spec.maker_model)
-    if judges_with_model(oracle.provider):
-        try:
-            cost.price_for(oracle.model)  # an oracle whose money we could not count is refused up front
-        except PriceUnknown as exc:
-            raise InvalidInput(str(exc)) from None
+    oracle = oracle_config(spec.oracle_provider, spec.oracle_model, spec.oracle_command, spec.expect, spec.maker_model)
     conds = build_conditions(spec, root)
     if spec.session_id:
         _refuse_second_goal_in_session(store, spec.session_id)
@@ -255,26 +265,91 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None) -
     return goal
 
 
+# What an existing goal takes from flags (`goal run ID`, `goal resume ID`, `goal triage act`): how it is
+# run and paid for. Its conditions, protected files, integrity terms and binding are what its baseline
+# was taken against, so they are fixed when it is made.
+SETTINGS = {"max_iterations": "maxIterations", "max_duration": "maxDuration", "max_dollars": "maxDollars",
+            "max_tokens": "maxTokens", "oracle_provider": "oracle", "oracle_model": "oracleModel",
+            "oracle_command": "oracleCommand", "expect": "expect", "maker_model": "makerModel",
+            "stuck_after": "stuckAfter"}
+_BUDGET = ("max_iterations", "max_duration", "max_dollars", "max_tokens")
+
+
+def _settings(goal: Goal) -> dict[str, object]:
+    b, o = goal.budget, goal.oracle
+    return {"maxIterations": b.max_iterations, "maxDuration": b.max_duration, "maxDollars": b.max_dollars,
+            "maxTokens": b.max_tokens, "oracle": o.provider, "oracleModel": o.model, "oracleCommand": o.command,
+            "expect": o.expect, "makerModel": goal.maker.model, "stuckAfter": goal.stuck_after}
+
+
+def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
+    """Apply flags given with an existing goal, in place, and record what they changed in its
+    settings history; flags for what is fixed when a goal is made are refused, never ignored."""
+    fixed = [k for k in given if k not in SETTINGS]
+    if fixed:
+        flags = ", ".join("--" + {"checks": "check", "session_id": "session"}.get(k, k).replace("_", "-") for k in fixed)
+        raise UsageError(f"{flags} cannot change on an existing goal ({goal.goal_id}): its conditions, protected "
+                         f"files, integrity terms, project and session are what it was made with; start a new goal "
+                         f"for other checks (`goal run OBJECTIVE ...`), or leave the flag out")
+    before = _settings(goal)
+    if any(k in given for k in _BUDGET):
+        goal.budget = make_budget({**goal.budget.model_dump(), **{k: given[k] for k in _BUDGET if k in given}})
+    maker_model = given.get("maker_model", goal.maker.model)
+    if any(k in given for k in ("oracle_provider", "oracle_model", "oracle_command", "expect", "maker_model")):
+        o = goal.oracle
+        goal.oracle = oracle_config(given.get("oracle_provider", o.provider), given.get("oracle_model", o.model),
+                                    given.get("oracle_command", o.command), given.get("expect", o.expect), maker_model)
+        goal.maker.model = maker_model
+    if "stuck_after" in given:
+        goal.stuck_after = given["stuck_after"]
+    after = _settings(goal)
+    changes = [SettingChange(setting=k, before=v, after=after[k]) for k, v in before.items() if after[k] != v]
+    if changes:
+        goal.settings_history.append(SettingsChange(at=now_iso(now), via=via, changes=changes))
+    return goal
+
+
+def reconfigure(store: Store, goal_id: str, given: dict, via: str, now: datetime | None = None) -> Goal:
+    """Apply flags given with an existing goal (`goal run ID --max-iterations 25 --oracle conditions`).
+    An escalated goal is re-opened with them: that is what they were given for."""
+    now = now or datetime.now(UTC)
+    if store.load(Goal, goal_id).state == "escalated":
+        return resume(store, goal_id, raise_budget=given, via=via, now=now)
+
+    def change(goal: Goal) -> Goal:
+        if goal.state in ("converged", "failed"):
+            raise IllegalTransition(f"goal {goal_id} is {goal.state}, so its settings no longer matter; start a new "
+                                    f"goal with `goal run OBJECTIVE ...`")
+        return change_settings(goal, given, via, now)
+
+    return store.update(Goal, goal_id, change)
+
+
 def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_budget: dict | None = None,
-           now: datetime | None = None) -> Goal:
+           now: datetime | None = None, via: str = "goal resume") -> Goal:
     """Carry on with a goal: re-open a paused or escalated one, and bind it to ``session_id``.
 
     An active goal is simply re-bound (that is how a goal moves to a new session). An escalated goal
-    whose budget is still spent needs a raised budget first, or it would stop again at once.
+    whose budget is still spent needs a raised budget first, or it would stop again at once. Its
+    triage item is resolved: the goal is being worked on again, and it escalates anew if it must.
     """
     now = now or datetime.now(UTC)
     if session_id:
         _refuse_second_goal_in_session(store, session_id, except_id=goal_id)
+    reopened: list[str] = []
 
     def change(goal: Goal) -> Goal:
         if raise_budget:
-            goal.budget = make_budget({**goal.budget.model_dump(), **raise_budget})
+            change_settings(goal, raise_budget, via, now)
+        if goal.state == "escalated" and goal.escalation and goal.escalation.triage_id:
+            reopened.append(goal.escalation.triage_id)
         if goal.state != "active":
             lifecycle.transition(goal, "resume", now)
         spent = budget.exhausted(goal)
         if spent:
+            command = "goal run" if via == "goal run" else "goal resume"
             raise IllegalTransition(f"goal {goal.goal_id} has spent its budget ({spent}); raise it, e.g. "
-                                    f"`goal resume {goal.goal_id} {_raised_flag(goal, spent)}`")
+                                    f"`{command} {goal.goal_id} {_raised_flag(goal, spent)}`")
         if session_id and session_id != goal.session_id:
             # Taken over from another session, which may have died without its SessionEnd: its clock
             # since the last iteration is idle time as likely as work, so it is not charged.
@@ -284,7 +359,21 @@ def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_b
         goal.active_since = now_iso(now) if session_id else None
         return goal
 
-    return store.update(Goal, goal_id, change)
+    goal = store.update(Goal, goal_id, change)
+    for triage_id in reopened:
+        resolve_triage(store, triage_id, now)
+    return goal
+
+
+def resolve_triage(store: Store, triage_id: str, now: datetime) -> None:
+    """Mark an open triage item acted on (a goal re-opened by any route); a missing one needs nothing."""
+    def change(item: TriageItem) -> TriageItem:
+        if item.status == "open":
+            item.status, item.updated_at = "acted", now_iso(now)
+        return item
+
+    with suppress(GoalNotFound):
+        store.update(TriageItem, triage_id, change)
 
 
 def _raised_flag(goal: Goal, spent: str) -> str:

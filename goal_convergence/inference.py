@@ -136,6 +136,20 @@ def project_commands(root: Path) -> dict[str, str]:
     return found
 
 
+GUARD = "a guard inferred from the project: the objective names no check"
+
+
+def guard_note(conditions: list[StoppingCondition]) -> str | None:
+    """What to tell the user when the checks were chosen as a guard, not because the objective asks for them."""
+    guards = [c.command for c in conditions if c.description == GUARD]
+    if not guards:
+        return None
+    return (f"note: the objective names no check this project can run (tests, lint, build, coverage), so "
+            f"{', '.join(f'`{g}`' for g in guards)} was chosen as a guard: it must keep passing, but it does not "
+            f"measure the objective. Add a check that does with --check CMD (a command that exits 0 only when "
+            f"the objective is met), on a new goal: `goal new OBJECTIVE --check CMD`")
+
+
 def infer(objective: str, root: Path, default_threshold: float = 80.0) -> tuple[list[StoppingCondition], list[str]]:
     """Conditions for ``objective`` in ``root``, and the kinds the objective asks for by name that
     the project cannot run. An objective that names no kind gets the tests, when there are any."""
@@ -149,7 +163,7 @@ def infer(objective: str, root: Path, default_threshold: float = 80.0) -> tuple[
             type=kind,  # type: ignore[arg-type]
             command=commands[kind],
             threshold=(threshold or default_threshold) if kind == "coverage_threshold" else None,
-            description=f"inferred from the {'objective and ' if asked else ''}project",
+            description="inferred from the objective and project" if asked else GUARD,
         )
         for kind in asked or ["test_pass"]
         if kind in commands

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from . import goals
 
@@ -68,3 +69,11 @@ def spec_from(objective: str, options: dict) -> goals.GoalSpec:
     options["protect"] = list(options.get("protect") or [])
     options["project"] = Path(options.get("project") or os.getcwd())
     return goals.GoalSpec(objective=objective, **options)
+
+
+def given(options: dict) -> dict:
+    """The options typed on the command line (or set in the environment), not click's defaults: what an
+    existing goal is told to change."""
+    ctx = click.get_current_context()
+    return {k: v for k, v in options.items()
+            if ctx.get_parameter_source(k) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}

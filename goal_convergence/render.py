@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
+from . import inference
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from .text import clip, plural
 
@@ -66,21 +67,46 @@ def status(goal: Goal, now: datetime | None = None) -> str:
              f"session: {goal.session_id or '(none)'}",
              "conditions:", *condition_lines(goal),
              f"budget: {budget_line(goal, now)}",
-             f"oracle: {goal.oracle.provider} ({goal.oracle.model})"]
-    if goal.oracle.provider == "conditions":
-        lines.append("  note: no independent judge is in play; the conditions alone decide")
+             oracle_line(goal)]
     lines += integrity_lines(goal)
-    if goal.escalation:
-        e = goal.escalation
-        lines.append(f"escalated: {e.stop_reason}" + (f", blocker {e.blocker}" if e.blocker else "")
-                     + (f", triage {e.triage_id}" if e.triage_id else "") + (f": {e.detail}" if e.detail else ""))
+    lines += escalation_lines(goal)
+    lines += [f"settings changed {c.at[:16].replace('T', ' ')} by `{c.via}`: "
+              + ", ".join(f"{d.setting} {d.before} -> {d.after}" for d in c.changes) for c in goal.settings_history[-3:]]
     for it in goal.history[-5:]:
         passing = sum(c.passed for c in it.conditions)
         age = duration((now - parse_iso(it.ended_at)).total_seconds())
         lines.append(f"  #{it.number} {it.decision.action:<8} {passing}/{len(it.conditions)} passing, {age} ago")
-    if goal.last_hint:
+    if goal.last_hint and goal.state != "converged":  # a converged goal's last hint is no longer advice
         lines.append(f"last hint: {goal.last_hint}")
     return "\n".join(lines)
+
+
+def created(goal: Goal) -> str:
+    """What `goal new` prints: the goal, and why its checks were chosen when the objective named none."""
+    note = inference.guard_note(goal.stopping_conditions)
+    return f"created {goal.goal_id}\n{status(goal)}" + (f"\n{note}" if note else "")
+
+
+def oracle_line(goal: Goal) -> str:
+    o = goal.oracle
+    if o.provider == "conditions":  # no model is asked, so none is named
+        expect = f"; the maker's last message must match {o.expect!r}" if o.expect else ""
+        return f"oracle: conditions (no independent judge: the conditions alone decide{expect})"
+    if o.provider == "command":
+        return f"oracle: command ({o.command})"
+    return f"oracle: {o.provider} ({o.model})"
+
+
+def escalation_lines(goal: Goal) -> list[str]:
+    """Why the goal stopped and where its triage item is, then the detail as a sentence of its own."""
+    e = goal.escalation
+    if e is None:
+        return []
+    line = f"escalated: stop reason {e.stop_reason}" + (f" (blocker: {e.blocker.replace('_', ' ')})" if e.blocker else "")
+    if e.triage_id:
+        line += f"; triage item {e.triage_id} (`goal triage show {e.triage_id}`)"
+    detail = e.detail.strip()
+    return [line] + ([f"  {detail[0].upper()}{detail[1:]}" + ("" if detail.endswith(".") else ".")] if detail else [])
 
 
 def integrity_lines(goal: Goal) -> list[str]:

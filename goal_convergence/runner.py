@@ -91,10 +91,13 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
 
 
 def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.GoalSpec],
-                on_progress: Callable | None = None) -> str:
-    """`goal run` takes a goal id, an objective for a new goal, or nothing (this project's open goal)."""
-    if target is None:
-        return goals.resolve(store, None).goal_id
-    if GOAL_ID_RE.match(target):
-        return target
-    return goals.new_goal(store, new_spec(), on_progress=on_progress).goal_id
+                on_progress: Callable | None = None, given: dict | None = None) -> str:
+    """`goal run` takes a goal id, an objective for a new goal, or nothing (this project's open goal).
+    The flags ``given`` on the command line apply to an existing goal, or are refused (goals.reconfigure)."""
+    if target is not None and not GOAL_ID_RE.match(target):
+        return goals.new_goal(store, new_spec(), on_progress=on_progress).goal_id
+    given = dict(given or {})
+    goal_id = target or goals.resolve(store, None, given.pop("project", None)).goal_id
+    if given:
+        goals.reconfigure(store, goal_id, given, via="goal run")
+    return goal_id

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import threading
 import time
@@ -20,6 +21,10 @@ from .log import log_error
 # Outside git: version control, installed dependencies and caches, never the project's own files.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".hypothesis"})
+# What tools write as they run, never the project's work: a maker that changed nothing but ran the tests
+# (bytecode, a test runner's or linter's cache, a coverage data file) has not changed the tree.
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
+_CACHE_FILE = re.compile(r"(^|/)\.coverage(\.[^/]*)?$|\.py[co]$")
 _DIFF_LIMIT = 2048
 # A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
 # file that recent could hide the second write (git's "racy clean" problem), so it is not cached.
@@ -114,10 +119,15 @@ def ignored_entries(root: Path) -> list[str] | None:
     return sorted(os.fsdecode(p).rstrip("/") for p in done.out.split(b"\0") if p)
 
 
+def is_cache(rel: str) -> bool:
+    """Whether a project path is a tool's cache or bytecode (``CACHE_DIRS``, ``*.pyc``, ``.coverage``)."""
+    return bool(_CACHE_FILE.search(rel)) or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1])
+
+
 def tree_fingerprint(root: Path) -> str:
-    """sha256 over (relative path, content hash) of the project's files."""
+    """sha256 over (relative path, content hash) of the project's files, caches and bytecode left out."""
     root = Path(root).resolve()
-    files = list_files(root)
+    files = [rel for rel in list_files(root) if not is_cache(rel)]
     total = hashlib.sha256()
     for rel in files:
         digest = _content_hash(os.path.join(root, rel))

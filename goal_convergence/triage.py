@@ -61,8 +61,9 @@ def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:
 
 def _require_open(item: TriageItem) -> TriageItem:
     if item.status != "open":
-        raise IllegalTransition(f"triage item {item.triage_id} is already {item.status}; "
-                                f"`goal triage list --all` shows it")
+        goal = f" (its goal {item.goal_id} was re-opened: `goal status {item.goal_id}`)" if item.goal_id else ""
+        raise IllegalTransition(f"triage item {item.triage_id} is already {item.status}{goal}; nothing is left to do "
+                                f"with it; `goal triage list --all` shows it")
     return item
 
 
@@ -80,7 +81,7 @@ def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None =
     now = now or datetime.now(UTC)
     item = _require_open(store.load(TriageItem, triage_id))
     if item.goal_id:
-        goal = goals.resume(store, item.goal_id, raise_budget=raise_budget, now=now)
+        goal = goals.resume(store, item.goal_id, raise_budget=raise_budget, now=now, via="goal triage act")
     else:
         # With the item's fingerprint on it, the next heartbeat finds this goal working on the failure.
         mark = HeartbeatMark(fingerprint=item.fingerprint, count=item.count,

@@ -50,8 +50,8 @@ def test_the_console_script_answers_and_exits_through_a_real_process(tmp_path):
         (d.returncode, d.stdout, d.stderr) for d in (goal(tmp_path, *args) for args in runs)]
     version, usage, missing, _ = real
     assert (version.returncode, version.stdout.strip()) == (0, "goal, version 0.1.0"), version.stderr
-    assert usage.returncode == 2 and "Usage:" in usage.stderr and "No such command 'frobnicate'" in usage.stderr
-    assert missing.returncode == 70 and "no goal goal-zzzzzzzz" in missing.stderr
+    assert usage.returncode == 64 and "Usage:" in usage.stderr and "No such command 'frobnicate'" in usage.stderr
+    assert missing.returncode == 66 and "no goal goal-zzzzzzzz" in missing.stderr
 
 
 def test_help_version_and_usage_errors(tmp_path):
@@ -60,7 +60,7 @@ def test_help_version_and_usage_errors(tmp_path):
     for args in [["frobnicate"], ["new"], ["list", "--bogus"], ["new", "x", "--max-iterations", "-1"],
                  ["new", "x", "--coverage", "lots"]]:
         done = goal(tmp_path, *args)
-        assert done.returncode == 2 and "Usage:" in done.stderr and done.stderr.rstrip().splitlines()[-1].startswith(
+        assert done.returncode == 64 and "Usage:" in done.stderr and done.stderr.rstrip().splitlines()[-1].startswith(
             "Error: "), args
 
 
@@ -94,14 +94,14 @@ def test_a_goal_from_start_to_abandon(git_repo):
 
     assert f"paused {gid}" in ok(git_repo, "pause").stdout
     again = goal(git_repo, "pause", gid)
-    assert again.returncode == 70 and f"cannot pause goal {gid}: it is paused" in again.stderr
+    assert again.returncode == 65 and f"cannot pause goal {gid}: it is paused" in again.stderr
     assert json.loads(ok(git_repo, "resume", "--json").stdout)["state"] == "active"
     assert json.loads(ok(git_repo, "abandon", "--json").stdout)["stopReason"] == "cancelled"
     ended = goal(git_repo, "abandon", gid)
-    assert ended.returncode == 70 and f"cannot abandon goal {gid}: it is failed" in ended.stderr
+    assert ended.returncode == 65 and f"cannot abandon goal {gid}: it is failed" in ended.stderr
 
     nothing = goal(git_repo, "status")
-    assert nothing.returncode == 70 and "goal new OBJECTIVE" in nothing.stderr
+    assert nothing.returncode == 66 and "goal new OBJECTIVE" in nothing.stderr
     assert ok(git_repo, "list").stdout.strip() == "no goals"
     assert [s["state"] for s in json.loads(ok(git_repo, "list", "--all", "--json").stdout)] == ["failed"]
 
@@ -122,22 +122,22 @@ BAD_INPUT = [
 ]
 
 
-def test_bad_input_exits_2(tmp_path):
+def test_bad_input_exits_65(tmp_path):
     for args, message in BAD_INPUT:
         done = goal(tmp_path, *args)
-        assert (done.returncode, done.stdout) == (2, ""), (done.args, done.stderr)
+        assert (done.returncode, done.stdout) == (65, ""), (done.args, done.stderr)
         assert message in done.stderr and done.stderr.startswith("Error: "), (done.args, done.stderr)
 
 
-def test_a_missing_goal_exits_70(tmp_path):
+def test_a_missing_goal_exits_66(tmp_path):
     done = goal(tmp_path, "status", "goal-zzzzzzzz")
-    assert done.returncode == 70 and "no goal goal-zzzzzzzz" in done.stderr
+    assert done.returncode == 66 and "no goal goal-zzzzzzzz" in done.stderr
 
 
-def test_several_open_goals_without_an_id_exit_2_and_list_them(tmp_path):
+def test_several_open_goals_without_an_id_exit_64_and_list_them(tmp_path):
     ids = [new(tmp_path, f"goal {i}")["goalId"] for i in range(2)]
     done = goal(tmp_path, "status")
-    assert done.returncode == 2 and all(gid in done.stderr for gid in ids)
+    assert done.returncode == 64 and all(gid in done.stderr for gid in ids)
 
 
 @pytest.mark.parametrize("how", ["truncated", "schema-invalid"])
@@ -173,3 +173,32 @@ def test_check_runs_the_conditions_now_and_exits_by_the_result(git_repo):
     ok(git_repo, "abandon", made["goalId"])
     green = json.loads(ok(git_repo, "new", "make it build", "--build", "true", "--json").stdout)
     assert goal(git_repo, "check", green["goalId"]).returncode == 0
+
+
+def test_the_same_model_rule_suggests_a_different_model(tmp_path):
+    for maker in ("claude-haiku-5-5", "claude-sonnet-5-5"):
+        done = goal(tmp_path, "new", "x", "--test", "true", "--maker-model", maker, "--oracle-model", maker)
+        assert done.returncode == 65 and "is the maker's model" in done.stderr
+        suggested = done.stderr.split("(e.g. ")[1]
+        assert maker not in suggested and "claude-" in suggested, done.stderr
+
+
+def test_no_failure_of_any_command_uses_a_stop_reasons_exit_code(tmp_path):
+    from goal_convergence.models import EXIT_CODES
+
+    runs = {("frobnicate",): 64, ("triage", "act"): 64, ("triage", "frob"): 64, ("heartbeat", "--mode", "x"): 64,
+            ("list", "--bogus"): 64, ("run", "--maker", "gpt"): 64, ("status", "goal-zzzzzzzz"): 66,
+            ("triage", "show", "tri-zzzzzzzz"): 66, ("resume", "../x"): 65}
+    for args, code in runs.items():
+        done = goal(tmp_path, *args)
+        assert done.returncode == code and code not in EXIT_CODES.values(), (args, done.returncode, done.stderr)
+
+
+def test_checks_chosen_as_a_guard_are_named_with_how_to_measure_the_objective(git_repo):
+    (git_repo / "Makefile").write_text("test:\n\ttrue\n")
+    docs = ok(git_repo, "new", "make the docs nicer").stdout
+    assert "`make test` was chosen as a guard" in docs and "does not measure the objective" in docs
+    assert "--check CMD" in docs
+    ok(git_repo, "abandon")
+    tests = ok(git_repo, "new", "make all tests pass").stdout
+    assert "make test" in tests and "chosen as a guard" not in tests

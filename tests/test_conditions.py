@@ -332,3 +332,48 @@ def test_an_interrupt_stops_the_running_conditions_at_once(tmp_path):
         run_conditions([cond("echo $$ > shell.pid; sleep 60")], tmp_path, on_progress=interrupt)
     assert time.monotonic() - start < 3
     assert gone_by(int(wait_for_file(tmp_path / "shell.pid")), start + 3)
+
+
+# A test runner that counts its runs, fails when told to, and with --cov writes coverage's data file
+# where COVERAGE_FILE says (else in the project, as coverage.py does) and prints a TOTAL row.
+SUITE = """
+import os, pathlib, sys
+with open("runs.log", "a") as fh:
+    fh.write(" ".join(sys.argv[1:]) + "\\n")
+failing = pathlib.Path("FAIL").exists()
+print("1 failed" if failing else "3 passed")
+if "--cov" in sys.argv:
+    pathlib.Path(os.environ.get("COVERAGE_FILE", ".coverage")).write_text("data")
+    print("TOTAL    10    2    80%")
+sys.exit(1 if failing else 0)
+"""
+
+
+def test_a_coverage_run_that_is_the_test_run_runs_once_and_both_read_it(tmp_path):
+    (tmp_path / "suite.py").write_text(SUITE)
+    test = f"{PY} suite.py -q"
+    conds = [cond(test), cond(f"{test} --cov --cov-report=term", "coverage_threshold", threshold=75)]
+    found = run_conditions(conds, tmp_path)
+    assert (tmp_path / "runs.log").read_text().splitlines() == ["-q --cov --cov-report=term"]
+    assert [(e.index, e.type, e.command, e.passed, e.coverage) for e in found] == [
+        (0, "test_pass", test, True, None), (1, "coverage_threshold", conds[1].command, True, 80.0)]
+    assert not (tmp_path / ".coverage").exists()  # coverage's data file went to a temp folder
+    (tmp_path / "FAIL").write_text("")
+    failed = run_conditions(conds, tmp_path)
+    assert [e.passed for e in failed] == [False, False] and "1 failed" in failed[0].output_head
+    # The test condition alone (a re-check of it) runs its own command; a coverage bar missed fails only coverage.
+    (tmp_path / "FAIL").unlink()
+    assert run_conditions(conds, tmp_path, only=[0])[0].passed
+    assert (tmp_path / "runs.log").read_text().splitlines()[-1] == "-q"
+    high = [conds[0], conds[1].model_copy(update={"threshold": 90.0})]
+    assert [e.passed for e in run_conditions(high, tmp_path)] == [True, False]
+
+
+@pytest.mark.parametrize("coverage", ["{test} --cov || true", "{test} --cov; true", "{test}x --cov", "other --cov"])
+def test_a_coverage_command_that_is_not_the_test_run_runs_on_its_own(tmp_path, coverage):
+    (tmp_path / "suite.py").write_text(SUITE)
+    (tmp_path / "FAIL").write_text("")
+    test = f"{PY} suite.py"
+    conds = [cond(test), cond(coverage.format(test=test), "coverage_threshold", threshold=10)]
+    assert not run_conditions(conds, tmp_path)[0].passed
+    assert "" in (tmp_path / "runs.log").read_text().splitlines()  # the test command ran as itself

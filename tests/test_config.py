@@ -58,7 +58,7 @@ def active_goal(git_repo) -> Goal:
 def test_a_command_with_a_bad_setting_stops_before_it_does_anything(monkeypatch, active_goal):
     monkeypatch.setenv("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "ten")
     result = CliRunner().invoke(cli, ["abandon", active_goal.goal_id], standalone_mode=False)
-    assert isinstance(result.exception, InvalidInput) and result.exception.exit_code == 2
+    assert isinstance(result.exception, InvalidInput) and result.exception.exit_code == 65
     assert "GOAL_CONVERGENCE_NOTIFY_TIMEOUT='ten'" in str(result.exception)
     assert Store().load(Goal, active_goal.goal_id) == active_goal  # not abandoned halfway: not touched at all
 

@@ -159,7 +159,7 @@ def test_settings_come_from_goal_convergence_toml_else_pyproject(git_repo):
 def test_a_bad_setting_is_refused_naming_the_file_and_the_key(git_repo, text, says):
     (git_repo / ".goal-convergence.toml").write_text(text)
     done = goal(git_repo, "heartbeat")
-    assert done.returncode == 2 and ".goal-convergence.toml" in done.stderr and says in done.stderr, done.stderr
+    assert done.returncode == 65 and ".goal-convergence.toml" in done.stderr and says in done.stderr, done.stderr
 
 
 def test_without_settings_the_inferred_checks_run(git_repo, gc_home):
@@ -168,7 +168,7 @@ def test_without_settings_the_inferred_checks_run(git_repo, gc_home):
     assert (finding["type"], finding["command"], finding["outcome"]) == ("test_pass", "make test", "created")
     (git_repo / "Makefile").unlink()
     done = goal(git_repo, "heartbeat")
-    assert done.returncode == 2 and "no checks to run" in done.stderr
+    assert done.returncode == 65 and "no checks to run" in done.stderr
 
 
 def test_two_heartbeats_at_once_make_one_goal(project, gc_home):
@@ -186,7 +186,7 @@ def test_two_heartbeats_at_once_make_one_goal(project, gc_home):
 ])
 def test_flags_that_do_not_go_together_are_refused(project, gc_home, args, says):
     done = goal(project, "heartbeat", *args)
-    assert done.returncode == 2 and says in done.stderr and docs(gc_home) == []
+    assert done.returncode == 65 and says in done.stderr and docs(gc_home) == []
 
 
 def test_the_slash_command_runs_it_for_the_current_project_without_a_shell(project, gc_home):
@@ -198,7 +198,7 @@ def test_the_slash_command_runs_it_for_the_current_project_without_a_shell(proje
     quiet = run_command("heartbeat", "", session_id="s-1", cwd=str(project))
     assert "(exit 0)" in quiet.text and "nothing new" in quiet.text
     hostile = run_command("heartbeat", "--mode $(touch PWNED) `touch PWNED2`", session_id="s-1", cwd=str(project))
-    assert "(exit 2)" in hostile.text and not list(project.glob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
+    assert "(exit 64)" in hostile.text and not list(project.glob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
 
 
 def test_a_goal_made_from_a_heartbeat_item_is_what_the_next_heartbeat_finds(project, gc_home):

@@ -18,7 +18,8 @@ from goal_convergence.models import (Baseline, Census, ConditionEvidence, Decisi
 from goal_convergence.oracle import OracleInput, build_input, get_oracle
 from goal_convergence.oracle.claude_cli import ClaudeCliOracle
 from goal_convergence.oracle.input import MAX_INPUT_TOKENS
-from goal_convergence.oracle.prompt import MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS
+from goal_convergence.oracle.prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, cost_upper_bound, token_estimate,
+                                           user_message)
 from goal_convergence.oracle.verdict import NO_REASON, JudgeError
 from tests.conftest import git
 from tests.fakeapi import FAST_RETRY, delay, error, text, tool_use
@@ -199,7 +200,8 @@ def test_verdicts_come_back_as_the_oracle_gave_them(api_env, project):
     assert vetoed.converged is False and vetoed.reasons == ["test_add was deleted"]
 
 
-def test_estimate_is_an_upper_bound_of_a_worst_case_call(api_env, project):
+def test_the_worst_case_bound_holds_for_a_call_that_uses_every_round(api_env, project):
+    # The cap a claude-cli judge is given: every tool round used, each answering MAX_OUTPUT_TOKENS.
     (project / "big.txt").write_text(("y" * 150 + "\n") * 2000)
     usage_out = {"output_tokens": MAX_OUTPUT_TOKENS}
     big_reads = [tool_use("read_file", {"path": "big.txt"}, usage=usage_out) + tool_use("grep", {"pattern": "y"})
@@ -209,7 +211,21 @@ def test_estimate_is_an_upper_bound_of_a_worst_case_call(api_env, project):
     judge_ = get_oracle(goal.oracle, goal)
     oracle_input = build_input(goal, [RED], "done")
     judgement = judge_.judge(oracle_input)
-    assert 0 < judgement.cost.dollars <= judge_.estimate_cost(oracle_input)
+    base = sum(map(token_estimate, (judge_.system[0]["text"], json.dumps(judge_.toolbox.definitions),
+                                    user_message(oracle_input))))
+    assert judge_.estimate_cost(oracle_input) < judgement.cost.dollars <= cost_upper_bound(judge_.price, base)
+
+
+def test_the_estimate_is_what_a_call_that_answers_really_costs(api_env, project):
+    # The figure a budget is checked against is a real call's, not the worst case (about $0.09 on Haiku 5.5):
+    # a few-cent budget can pay for the calls it really can.
+    api_env.enqueue(text(json.dumps(VERDICT)))
+    goal = make_goal(project)
+    judge_ = get_oracle(goal.oracle, goal)
+    oracle_input = build_input(goal, [RED], "done")
+    estimate = judge_.estimate_cost(oracle_input)
+    real = judge_.judge(oracle_input).cost.dollars
+    assert real <= estimate <= 5 * real and estimate < 0.005, (real, estimate)
 
 
 # ---- the input --------------------------------------------------------------------------------

@@ -55,15 +55,36 @@ def test_the_status_page(make_goal):
     assert "  baseline: 3 check-defining file(s) kept" in lines
     assert "  tests [0] at start: pytest: 8 ran (8 passed)" in lines
     assert "  tests [1] at start: unknown (no census from this runner)" in lines
-    assert "escalated: stuck, blocker needs_user_input, triage tri-abcdefgh: same failure" in lines
     assert "  #1 continue 0/0 passing, 10m00s ago" in lines and lines[-1] == "last hint: look at parse()"
 
 
-def test_a_status_without_a_judge_or_a_baseline_says_so(make_goal):
+def test_an_escalation_reads_as_a_stop_reason_a_triage_item_and_a_sentence(make_goal):
+    goal = make_goal(state="escalated", stop_reason="ceiling", oracle={"provider": "conditions", "model": "m"},
+                     escalation=Escalation(stop_reason="ceiling", triage_id="tri-abcdefgh", at=now_iso(T0),
+                                           detail="no independent judge: the verdict is the conditions alone"))
+    lines = render.status(goal, T0).splitlines()
+    at = lines.index("escalated: stop reason ceiling; triage item tri-abcdefgh (`goal triage show tri-abcdefgh`)")
+    assert lines[at + 1] == "  No independent judge: the verdict is the conditions alone."
+    blocked = goal.model_copy(update={"escalation": goal.escalation.model_copy(update={"blocker": "needs_user_input",
+                                                                                       "detail": ""})})
+    assert "escalated: stop reason ceiling (blocker: needs user input); triage item tri-abcdefgh" in render.status(
+        blocked, T0)
+
+
+def test_a_status_without_a_judge_or_a_baseline_says_so_and_names_no_model(make_goal):
     goal = make_goal(oracle={"provider": "conditions", "model": "claude-haiku-5-5"}, baseline=None)
     text = render.status(goal, T0)
-    assert "session: (none)" in text and "no independent judge is in play" in text
+    assert "session: (none)" in text and "oracle: conditions (no independent judge: the conditions alone decide)" in text
+    assert "claude-haiku-5-5" not in text
     assert "integrity: no baseline" in text and "last hint" not in text
+
+
+def test_a_converged_goal_shows_no_last_hint(make_goal):
+    goal = make_goal(state="converged", stop_reason="converged")
+    goal.history.append(Iteration(number=1, started_at=now_iso(T0), ended_at=now_iso(T0),
+                                  decision=Decision(action="continue", hint="look at parse()")))
+    assert "last hint" not in render.status(goal, T0)
+    assert "last hint: look at parse()" in render.status(goal.model_copy(update={"state": "active"}), T0)
 
 
 def test_the_goal_table(make_goal):

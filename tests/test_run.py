@@ -317,7 +317,7 @@ def test_triage_act_reopens_with_a_raised_budget_and_dismiss_closes(project, env
     shown = goal("triage", "show", item["triageId"])
     assert shown.returncode == 0 and "ceiling" in shown.stdout and gid in shown.stdout
     refused = goal("triage", "act", item["triageId"])
-    assert refused.returncode == 70 and "--max-iterations" in refused.stderr  # still at its ceiling
+    assert refused.returncode == 65 and "--max-iterations" in refused.stderr  # still at its ceiling
     acted = goal("triage", "act", item["triageId"], "goal", "--max-iterations", "3", "--json")
     assert acted.returncode == 0, acted.stderr
     assert json.loads(acted.stdout)["state"] == "active"
@@ -329,15 +329,89 @@ def test_triage_act_reopens_with_a_raised_budget_and_dismiss_closes(project, env
     listed = json.loads(goal("triage", "list", "--all", "--json").stdout)
     assert [i["status"] for i in listed] == ["acted"]
     again = goal("triage", "dismiss", item["triageId"])
-    assert again.returncode == 70 and "already acted" in again.stderr
+    assert again.returncode == 65 and "already acted" in again.stderr
 
 
 def test_an_oracle_call_that_could_not_be_paid_for_is_not_made(project, env, fake_api):
-    # the next call's worst case on claude-haiku-5-5 is several cents: more than a 2-cent budget holds
-    gid = new_goal("--max-dollars", "0.02")
+    # one call on claude-haiku-5-5 costs about a tenth of a cent: more than this budget holds
+    gid = new_goal("--max-dollars", "0.0002")
     run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json")
     assert run.returncode == 5, run.stdout + run.stderr
     assert fake_api.messages == []
     doc = load(gid)
     assert doc["spent"]["oracleDollars"] == 0 and doc["history"][0]["verdict"] is None
     assert any("could not be paid for" in n for n in doc["history"][0]["decision"]["notes"])
+
+
+def test_flags_given_with_an_existing_goal_apply_and_are_recorded(project, tmp_path, monkeypatch):
+    # No oracle can run here: the refusal suggests --oracle conditions, and that is true for `goal run ID`.
+    monkeypatch.setenv("CLAUDE_BIN", "")
+    monkeypatch.setenv("MAKER_LOG", str(tmp_path / "maker.log"))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    gid = new_goal("--max-iterations", "1")
+    refused = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt")
+    assert refused.returncode == 69 and "`--oracle conditions`" in refused.stderr, refused.stderr
+    assert goal("run", gid, "--oracle", "conditions", "--maker-cmd", "date +%s%N >> notes.txt").returncode == 4
+    item = load(gid)["escalation"]["triageId"]
+    # The ceiling reached, the same command with a raised budget re-opens the goal and carries on.
+    fixer = maker_script(tmp_path, FIX_ONE.replace("break", ""))
+    done = goal("run", gid, "--max-iterations", "3", "--stuck-after", "2", "--maker-cmd", fixer, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = load(gid)
+    assert (doc["state"], doc["oracle"]["provider"], doc["budget"]["maxIterations"], doc["stuckAfter"]) == (
+        "converged", "conditions", 3, 2)
+    assert [(h["via"], [(c["setting"], c["before"], c["after"]) for c in h["changes"]])
+            for h in doc["settingsHistory"]] == [("goal run", [("oracle", "auto", "conditions")]),
+                                                 ("goal run", [("maxIterations", 1, 3), ("stuckAfter", 3, 2)])]
+    assert "settings changed" in goal("status", gid).stdout
+    # Its triage item was resolved with it: acting on it again is refused as done, not a failure to run.
+    assert [i["status"] for i in json.loads(goal("triage", "list", "--all", "--json").stdout)] == ["acted"]
+    again = goal("triage", "act", item)
+    assert again.returncode == 65 and "already acted" in again.stderr and gid in again.stderr
+
+
+def test_flags_an_existing_goal_cannot_take_are_refused_never_ignored(project, env):
+    gid = new_goal("--max-iterations", "1")
+    before = load(gid)
+    for flags, named in ((["--test", "pytest"], "--test"), (["--check", "true", "--protect", "*.py"], "--check, --protect"),
+                         (["--tests-may-change"], "--tests-may-change")):
+        done = goal("run", gid, *flags, "--maker-cmd", "true")
+        assert done.returncode == 64 and f"{named} cannot change on an existing goal" in done.stderr, done.stderr
+    same = goal("run", gid, "--maker-model", "claude-haiku-5-5", "--maker-cmd", "true")
+    assert same.returncode == 65 and "is the maker's model" in same.stderr
+    assert load(gid) == before
+
+
+@pytest.mark.parametrize("route", ["cli", "slash"])
+def test_resuming_an_escalated_goal_resolves_its_triage_item(project, env, fake_api, tmp_path, route):
+    from goal_convergence.claude_code.slash import run_command
+
+    fake_api.set_responder(lambda body: verdict(False, "keep going"))
+    gid = new_goal("--max-iterations", "1")
+    assert goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt").returncode == 4
+    item = load(gid)["escalation"]["triageId"]
+    if route == "cli":
+        assert goal("resume", gid, "--max-iterations", "2").returncode == 0
+    else:  # /goal-convergence:goal resume ID --max-iterations N, in a session
+        assert "resumed" in run_command("goal", f"resume {gid} --max-iterations 2", session_id="s-1",
+                                        cwd=str(project)).text
+    assert [i["status"] for i in json.loads(goal("triage", "list", "--all", "--json").stdout)] == ["acted"]
+    assert [(c["setting"], c["before"], c["after"]) for c in load(gid)["settingsHistory"][0]["changes"]] == [
+        ("maxIterations", 1, 2)]
+    assert goal("abandon", gid).returncode == 0
+    again = goal("triage", "act", item, "goal", "--max-iterations", "5")
+    assert again.returncode == 65 and "already acted" in again.stderr
+
+
+@pytest.mark.parametrize("dollars", ["0.01", "0.05"])
+def test_a_few_cents_pay_for_the_calls_they_can_and_overshoot_by_at_most_one(project, env, fake_api, dollars):
+    # 40k tokens in on claude-haiku-5-5 is $0.004 a call: more than the estimate from the request's real size,
+    # so the budget is overshot, by at most the one call it could not foresee.
+    fake_api.set_responder(lambda body: verdict(False, "keep going", input_tokens=40_000, output_tokens=200))
+    gid = new_goal("--max-dollars", dollars, "--max-iterations", "30", "--stuck-after", "30")
+    run = goal("run", gid, "--maker-cmd", "date +%s%N >> notes.txt", "--json")
+    assert run.returncode == 5, run.stdout + run.stderr
+    doc = load(gid)
+    costs = [it["oracleCost"]["dollars"] for it in doc["history"] if it["verdict"]]
+    assert len(costs) == len(fake_api.messages) >= int(float(dollars) / 0.0041)
+    assert float(dollars) <= doc["spent"]["oracleDollars"] <= float(dollars) + max(costs)

@@ -122,7 +122,7 @@ def test_triage_passes_its_words_to_the_cli(project):
     reply = run_command("triage", "", session_id="s-1", cwd=str(project))
     assert reply.text.startswith("Output of `goal triage list` (exit 0):\nthe triage inbox is empty")
     reply = run_command("triage", "show 'tri-nope; touch PWNED'", session_id="s-1", cwd=str(project))
-    assert "Output of `goal triage show 'tri-nope; touch PWNED'` (exit 2)" in reply.text
+    assert "Output of `goal triage show 'tri-nope; touch PWNED'` (exit 65)" in reply.text
     assert not list(project.glob("PWNED*"))
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import time
 
 from goal_convergence.tree import diff_stat, hash_file, head_commit, tree_fingerprint
@@ -127,3 +129,20 @@ def test_hash_file(tmp_path):
     assert hash_file(path) == hashlib.sha256(b"\x00\xffdata").hexdigest()
     assert hash_file(tmp_path / "missing") is None
     assert hash_file(tmp_path) is None
+
+
+def test_bytecode_and_tool_caches_are_no_change_to_the_tree(git_repo):
+    # A maker that only ran the tests (bytecode written, pytest's cache, a coverage data file) changed nothing.
+    (git_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (git_repo / "test_calc.py").write_text("import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n")
+    before = tree_fingerprint(git_repo)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "cacheprovider"], cwd=git_repo, env=env, check=True,
+                   capture_output=True)
+    assert list(git_repo.glob("__pycache__/*.pyc")) and (git_repo / ".pytest_cache").is_dir()
+    for rel in (".coverage", ".coverage.host.123", "pkg/.mypy_cache/x.json", ".ruff_cache/a", "old.pyc"):
+        (git_repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (git_repo / rel).write_text("cache")
+    assert tree_fingerprint(git_repo) == before
+    (git_repo / "coverage.py").write_text("x = 1\n")  # a source file named like the tool still counts
+    assert tree_fingerprint(git_repo) != before

@@ -37,7 +37,6 @@ EXIT_CODES: dict[str, int] = {
     "cancelled": 6,
     "judge-error": 7,
 }
-EXIT_ERROR = 70
 
 
 def _whole(value: object) -> object:

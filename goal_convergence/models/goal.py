@@ -158,6 +158,23 @@ class ProtectedFile(Model):
     sha256: str | None = None
 
 
+SettingValue = str | int | float | None
+
+
+class SettingChange(Model):
+    setting: str = Field(min_length=1, description="The setting's name as on disk: maxIterations, oracleModel, ...")
+    before: SettingValue = None
+    after: SettingValue = None
+
+
+class SettingsChange(Model):
+    """Settings changed on an existing goal (`goal run ID --max-iterations 25`, `goal resume ID ...`)."""
+
+    at: Timestamp
+    via: str = Field(min_length=1, description="The command that changed them.")
+    changes: list[SettingChange] = Field(min_length=1)
+
+
 class Goal(Model):
     """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
 
@@ -189,6 +206,10 @@ class Goal(Model):
     active_since: Timestamp | None = None
     transcript_offsets: dict[str, NonNegInt] = Field(default_factory=dict)
     history: list[Iteration] = Field(default_factory=list)
+    # Left out of the file while empty, so a goal written by 0.1.0 saves back byte for byte.
+    settings_history: list[SettingsChange] = Field(default_factory=list, exclude_if=lambda v: not v,
+                                                   description="Budget, oracle and maker settings changed "
+                                                               "after the goal was made, oldest first.")
     created_at: Timestamp
     updated_at: Timestamp
 

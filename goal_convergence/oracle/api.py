@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, NonNegativeInt, Tag, 
 from .. import cost as pricing
 from ..models import ConditionEvidence, Cost
 from .input import OracleInput
-from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, cost_upper_bound, repair_message,
+from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, call_estimate, repair_message,
                      system_prompt, token_estimate, user_message)
 from ..config import env_settings
 from ..text import cut
@@ -82,7 +82,7 @@ class AnthropicOracle:
     def estimate_cost(self, oracle_input: OracleInput) -> float:
         base = (token_estimate(self.system[0]["text"]) + token_estimate(json.dumps(self.toolbox.definitions))
                 + token_estimate(user_message(oracle_input)))
-        return cost_upper_bound(self.price, base)
+        return call_estimate(self.price, base)
 
     def judge(self, oracle_input: OracleInput) -> Judgement:
         import anthropic

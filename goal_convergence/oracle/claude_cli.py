@@ -10,7 +10,8 @@ from ..claude_code import printmode
 from .. import cost as pricing, process
 from ..models import Cost
 from .input import OracleInput
-from .prompt import MAX_TOOL_ROUNDS, cost_upper_bound, schema_text, system_prompt, token_estimate, user_message
+from .prompt import (MAX_TOOL_ROUNDS, call_estimate, cost_upper_bound, schema_text, system_prompt, token_estimate,
+                     user_message)
 from ..config import env_settings
 from ..text import cut
 from .tools import SECRET_GLOBS
@@ -39,9 +40,11 @@ class ClaudeCliOracle:
         self.max_retries = env_settings().oracle_retries if max_retries is None else max_retries
         self.system = system_prompt(_TOOLS)
 
+    def _input_tokens(self, oracle_input: OracleInput) -> int:
+        return CLAUDE_CODE_OVERHEAD_TOKENS + token_estimate(self.system) + token_estimate(user_message(oracle_input))
+
     def estimate_cost(self, oracle_input: OracleInput) -> float:
-        base = CLAUDE_CODE_OVERHEAD_TOKENS + token_estimate(self.system) + token_estimate(user_message(oracle_input))
-        return cost_upper_bound(self.price, base)
+        return call_estimate(self.price, self._input_tokens(oracle_input))
 
     def command(self, oracle_input: OracleInput) -> list[str]:
         return [self.claude, "-p", "--safe-mode", "--restricted", "--model", self.model,
@@ -49,7 +52,8 @@ class ClaudeCliOracle:
                 "--json-schema", schema_text(), "--output-format", "json",
                 "--no-session-persistence", "--system-prompt", self.system,
                 "--max-turns", str(MAX_TOOL_ROUNDS + 2),
-                "--max-budget-usd", f"{self.estimate_cost(oracle_input):.4f}"]
+                # The cap is the worst case, every round used: a call that needs its tools may finish.
+                "--max-budget-usd", f"{cost_upper_bound(self.price, self._input_tokens(oracle_input)):.4f}"]
 
     def judge(self, oracle_input: OracleInput) -> Judgement:
         # Inside a Claude Code session these would tie the nested run to the outer session.

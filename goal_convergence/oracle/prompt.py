@@ -12,6 +12,9 @@ from .verdict import BadAnswer
 
 MAX_TOOL_ROUNDS = 8
 MAX_OUTPUT_TOKENS = 4096
+# A verdict (reasons, a hint, condition results) is a few hundred tokens; this is what a call that
+# answers is expected to write, not the most it may.
+VERDICT_OUTPUT_TOKENS = 1024
 ROUND_RESULT_CHARS = 12_000  # all tool results of one round together
 
 
@@ -66,6 +69,15 @@ def repair_message(problem: BadAnswer) -> str:
 
 def token_estimate(text: str) -> int:
     return -(-len(text) // 4)
+
+
+def call_estimate(price: pricing.Price, base_tokens: int) -> float:
+    """What one judge call that answers is expected to cost: its real input, written to the cache once,
+    and a verdict's output. The engine asks only when this fits in the dollars left; tool rounds can make
+    the call cost more, so a dollar budget may be overshot, by at most that one call's cost (README)."""
+    if price.long_context and base_tokens > (price.long_context_above or 0):
+        price = price.long_context
+    return (base_tokens * max(price.input, price.cache_write_5m) + VERDICT_OUTPUT_TOKENS * price.output) / 1e6
 
 
 def cost_upper_bound(price: pricing.Price, base_tokens: int) -> float:
