@@ -75,7 +75,7 @@ def test_a_folder_that_is_not_empty_is_refused(tmp_path):
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo/mine.txt").write_text("keep me\n")
     done = run_goal(tmp_path, "demo", "--dir", str(tmp_path / "demo"))
-    assert done.returncode == 2 and "not an empty folder" in done.stderr
+    assert done.returncode == 65 and "not an empty folder" in done.stderr
     assert [p.name for p in (tmp_path / "demo").iterdir()] == ["mine.txt"]
 
 
