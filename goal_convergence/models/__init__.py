@@ -4,16 +4,17 @@ from ..index import GOAL_ID_RE
 from .base import (DURATION_PATTERN, EXIT_CODES, EXIT_ERROR, TRIAGE_ID_RE, Blocker, ConditionType, Model, StopReason,
                    new_id, now_iso, parse_iso)
 from .evidence import Baseline, Census, ConditionEvidence, Integrity, IntegrityIssue, PristineRun, Rerun, TestOutcome
-from .goal import (Budget, Cost, Escalation, Goal, HeartbeatMark, Iteration, MakerConfig, OracleConfig, OracleProvider,
-                   Pending, ProtectedFile, Spent, StoppingCondition, check_threshold)
+from .goal import (Budget, ChildGroup, Cost, Escalation, Goal, HeartbeatMark, Iteration, MakerConfig, OracleConfig,
+                   OracleProvider, Pending, ProtectedFile, RunChildren, Runner, Spent, StoppingCondition,
+                   check_threshold)
 from .triage import FailingCondition, TriageItem
 from .verdict import ConditionResult, Decision, Unfixable, Verdict
 
 __all__ = [
     "DURATION_PATTERN", "EXIT_CODES", "EXIT_ERROR", "GOAL_ID_RE", "TRIAGE_ID_RE", "Baseline", "Blocker", "Budget",
-    "Census", "ConditionEvidence", "ConditionResult", "ConditionType", "Cost", "Decision", "Escalation",
+    "Census", "ChildGroup", "ConditionEvidence", "ConditionResult", "ConditionType", "Cost", "Decision", "Escalation",
     "FailingCondition", "Goal", "HeartbeatMark", "Integrity", "IntegrityIssue", "Iteration", "MakerConfig", "Model",
-    "OracleConfig", "OracleProvider", "Pending", "PristineRun", "ProtectedFile", "Rerun", "Spent", "StopReason",
-    "StoppingCondition", "TestOutcome", "TriageItem", "Unfixable", "Verdict", "check_threshold", "new_id", "now_iso",
-    "parse_iso",
+    "OracleConfig", "OracleProvider", "Pending", "PristineRun", "ProtectedFile", "Rerun", "RunChildren", "Runner",
+    "Spent", "StopReason", "StoppingCondition", "TestOutcome", "TriageItem", "Unfixable", "Verdict", "check_threshold",
+    "new_id", "now_iso", "parse_iso",
 ]

@@ -155,6 +155,33 @@ class ProtectedFile(Model):
     sha256: str | None = None
 
 
+class Runner(Model):
+    """The one `goal run` working a goal (runner.py): who it is, and its last sign of life."""
+
+    pid: PosInt
+    host: str = Field(min_length=1)
+    started: NonNegInt | None = Field(default=None, description="The process's start time in clock ticks since "
+                                                                 "boot (/proc/PID/stat): tells a reused pid apart.")
+    since: Timestamp
+    seen_at: Timestamp = Field(description="Refreshed every few seconds while it runs: time after it is never "
+                                           "charged to the goal.")
+
+
+class ChildGroup(Model):
+    pgid: PosInt
+    started: NonNegInt | None = None  # the start time of the child that made the group (orphans.py)
+
+
+class RunChildren(Model):
+    """The side file `goal run` keeps next to the goals (``runs/GOAL-ID.children.json``): the process groups
+    of its live children, reaped by whoever finds it dead (orphans.py)."""
+
+    pid: PosInt
+    host: str = Field(min_length=1)
+    started: NonNegInt | None = None
+    groups: list[ChildGroup] = Field(default_factory=list)
+
+
 class Goal(Model):
     """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
 
@@ -185,6 +212,9 @@ class Goal(Model):
     pending: Pending | None = None
     active_since: Timestamp | None = None
     transcript_offsets: dict[str, NonNegInt] = Field(default_factory=dict)
+    transcript_since: Timestamp | None = Field(default=None, description="Resumed at: the next transcript read "
+                                               "skips what was spent before (while the goal was not active).")
+    runner: Runner | None = None
     history: list[Iteration] = Field(default_factory=list)
     created_at: Timestamp
     updated_at: Timestamp
