@@ -14,9 +14,14 @@ from goal_convergence import goals
 from goal_convergence.claude_code import hooks, transcript
 from goal_convergence.models import Goal
 from goal_convergence.store import Store
-from tests.test_hooks import load, make_goal, project  # noqa: F401  (project is a fixture)
+from tests.test_hooks import load, make_goal
 
 SONNET = "claude-sonnet-5"
+
+
+@pytest.fixture
+def project(git_repo: Path) -> Path:
+    return git_repo
 
 
 def line(mid: str, at: datetime, inp: int = 100_000, out: int = 10_000) -> str:
