@@ -297,29 +297,3 @@ def _escalate(goal: Goal, decision: Decision, now: datetime) -> Goal:
                                  detail="; ".join(decision.notes[-2:]), triage_id=triage.new_triage_id(),
                                  at=now_iso(now))
     return goal
-
-
-def attach(store: Store, goal_id: str, session_id: str | None = None, now: datetime | None = None) -> Goal:
-    """A maker starts working on the goal: start its active clock (and bind a session, if given)."""
-    now = now or datetime.now(UTC)
-
-    def change(goal: Goal) -> Goal:
-        budget.accrue(goal, now)
-        if goal.state == "active":
-            goal.active_since = goal.active_since or now_iso(now)
-            goal.session_id = session_id or goal.session_id
-        return goal
-
-    return store.update(Goal, goal_id, change)
-
-
-def detach(store: Store, goal_id: str, now: datetime | None = None) -> Goal:
-    """The maker stopped working on the goal: charge the active time and stop the clock."""
-    now = now or datetime.now(UTC)
-
-    def change(goal: Goal) -> Goal:
-        budget.accrue(goal, now)
-        goal.active_since = None
-        return goal
-
-    return store.update(Goal, goal_id, change)
