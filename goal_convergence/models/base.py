@@ -6,7 +6,7 @@ import re
 import secrets
 import string
 from datetime import UTC, datetime
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -91,5 +91,10 @@ class Model(BaseModel):
         """Validate a document as it is on disk: camelCase keys only, exactly as the schema has them."""
         return cls.model_validate(doc, by_alias=True, by_name=False)
 
+    # Fields added since 0.1.0 that stay out of the document while they are None: a file 0.1.0
+    # wrote saves back byte for byte.
+    LATER: ClassVar[frozenset[str]] = frozenset()
+
     def dump(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
+        unset = {name for name in self.LATER if getattr(self, name) is None}
+        return self.model_dump(mode="json", by_alias=True, exclude=unset or None)

@@ -185,6 +185,8 @@ class RunChildren(Model):
 class Goal(Model):
     """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
 
+    LATER = frozenset({"transcript_since", "runner"})
+
     schema_version: SchemaVersion = 1
     goal_id: str = Field(pattern=GOAL_ID_RE.pattern)
     objective: str = Field(min_length=1)
