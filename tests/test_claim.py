@@ -17,7 +17,7 @@ import pytest
 from goal_convergence import budget, claim, engine, goals, makers, orphans, runner
 from goal_convergence.models import Cost, Goal, Pending, Runner, Verdict, now_iso
 from goal_convergence.store import Store
-from tests.conftest import run_goal
+from tests.conftest import REPO, run_goal
 from tests.fakes import T0, Clock, FakeOracle
 
 YES = Verdict(converged=True, reasons=["done"])
@@ -29,15 +29,12 @@ class Maker:
 
     name = "fake"
 
-    def __init__(self, clock: Clock, seconds: float = 10, finish_on: int = 1, exit_on_turn: bool = False) -> None:
-        self.clock, self.seconds, self.finish_on, self.exit_on_turn = clock, seconds, finish_on, exit_on_turn
-        self.turns = 0
+    def __init__(self, clock: Clock, seconds: float = 10, finish_on: int = 1) -> None:
+        self.clock, self.seconds, self.finish_on, self.turns = clock, seconds, finish_on, 0
 
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> engine.MakerReport:
         self.turns += 1
         self.clock.advance(self.seconds)
-        if self.exit_on_turn:
-            os._exit(0)  # kill -9 of the run: nothing after this runs, no finally, no release
         if self.turns >= self.finish_on:
             (Path(goal.project_root) / "done.txt").write_text("done\n")
         return engine.MakerReport(summary=f"turn {self.turns}", cost=Cost(dollars=0.01, tokens=10))
@@ -54,14 +51,29 @@ def new_goal(project: Path, **limits) -> str:
     return goals.new_goal(Store(), spec).goal_id
 
 
+# The first run, in a process of its own: it claims the goal at T0 and is killed (SIGKILL) during its maker's turn.
+KILLED_RUN = """
+import os, signal, sys
+from goal_convergence import engine, runner
+from goal_convergence.store import Store
+from tests.fakes import Clock, FakeOracle
+
+class Killed:
+    name = "killed"
+
+    def work(self, goal, hint, goal_file, timeout):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+oracle = FakeOracle()
+runner.run_goal(Store(), sys.argv[1], Killed(), edges=engine.Edges(get_oracle=lambda c, g, rerun=None: oracle,
+                                                                    now=Clock().now))
+"""
+
+
 def test_a_run_killed_and_resumed_65s_later_is_not_charged_the_downtime(store, git_repo):
     goal_id = new_goal(git_repo, max_duration="1m")
-    pid = os.fork()
-    if pid == 0:  # the first run, killed during its maker's turn
-        oracle = FakeOracle()
-        runner.run_goal(store, goal_id, Maker(Clock(), seconds=5, exit_on_turn=True), edges=edges(Clock(), oracle))
-        os._exit(1)
-    assert os.waitpid(pid, 0)[1] == 0
+    killed = subprocess.run([sys.executable, "-c", KILLED_RUN, goal_id], cwd=REPO, capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert store.load(Goal, goal_id).active_since is not None  # what a killed run leaves behind
     clock, oracle = Clock(T0 + timedelta(seconds=65)), FakeOracle()
     oracle.enqueue(YES)
