@@ -4,6 +4,7 @@ does not make the loop spin, and children do not outlive a killed run (orphans.p
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from goal_convergence import budget, claim, engine, goals, makers, orphans, runner
-from goal_convergence.models import Cost, Goal, Pending, Runner, Verdict, now_iso
+from goal_convergence.claude_code import hooks
+from goal_convergence.models import ChildGroup, Cost, Goal, Pending, RunChildren, Runner, Verdict, now_iso
 from goal_convergence.store import Store
 from tests.conftest import REPO, run_goal
 from tests.fakes import T0, Clock, FakeOracle
@@ -198,3 +200,35 @@ def test_the_claude_maker_may_spend_only_what_is_left_of_the_budget(make_goal, m
     goal.spent.maker_dollars, goal.spent.oracle_dollars = 2.5, 0.25
     args = makers.ClaudeMaker().command(goal, "")
     assert args[args.index("--max-budget-usd") + 1] == "7.2500"
+
+
+def dead_runner_left(store: Store, goal_id: str, child: subprocess.Popen, started: int | None) -> Path:
+    """The side file a `goal run` killed while ``child`` ran would have left."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    path = store.root / claim.RUNS / f"{goal_id}.children.json"
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    doc = RunChildren(pid=gone.pid, host=orphans.host(), started=1, groups=[ChildGroup(pgid=child.pid, started=started)])
+    path.write_text(json.dumps(doc.dump()))
+    return path
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_a_stop_hook_reaps_what_a_killed_run_left_but_never_a_group_that_is_not_its_own(store, git_repo):
+    from tests.test_hooks import make_goal, stop_input
+
+    goal = make_goal(git_repo)
+    ours = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        dead_runner_left(store, goal.goal_id, ours, orphans.started(ours.pid))
+        # a group id the dead run recorded for a child started after this one: the id was reused, not ours
+        dead_runner_left(store, "goal-zzzzzzzz", other, orphans.started(other.pid) + 1000)
+        hooks.run("stop", json.dumps(stop_input(git_repo)).encode(), Store())
+        assert ours.wait(timeout=10) == -signal.SIGKILL
+        assert other.poll() is None
+        assert not list((store.root / claim.RUNS).glob("*.json"))  # both records settled
+    finally:
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()
