@@ -208,7 +208,8 @@ def dead_runner_left(store: Store, goal_id: str, child: subprocess.Popen, starte
     gone.wait()
     path = store.root / claim.RUNS / f"{goal_id}.children.json"
     path.parent.mkdir(mode=0o700, exist_ok=True)
-    doc = RunChildren(pid=gone.pid, host=orphans.host(), started=1, groups=[ChildGroup(pgid=child.pid, started=started)])
+    doc = RunChildren(pid=gone.pid, host=orphans.host(), started=1,
+                      groups=[ChildGroup(pgid=child.pid, started=started)])
     path.write_text(json.dumps(doc.dump()))
     return path
 
