@@ -1,14 +1,23 @@
-"""Lifetime budgets: iterations, active wall time, dollars and tokens, maker and oracle together."""
+"""Lifetime budgets: iterations, active wall time, dollars and tokens, maker and oracle together.
+
+Active time runs from ``active_since``. A `goal run` that is killed leaves it behind, so the
+runner's claim (runner.py) carries its last sign of life, refreshed every few seconds: whoever
+charges the clock after that run has gone quiet charges it only up to there, never the gap.
+"""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from . import orphans
 from .errors import InvalidInput
 from .models import DURATION_PATTERN, Goal, StopReason, now_iso, parse_iso
 
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+# A runner refreshes its claim this often, and one not heard from for STALE_SECONDS is taken for dead.
+HEARTBEAT_SECONDS = 5.0
+STALE_SECONDS = 30.0
 
 
 def parse_duration(text: str) -> int:
@@ -19,10 +28,18 @@ def parse_duration(text: str) -> int:
 
 
 def accrue(goal: Goal, now: datetime) -> None:
-    """Charge the active time since ``active_since`` to the goal and restart the clock at ``now``."""
+    """Charge the active time since ``active_since`` to the goal and restart the clock at ``now``:
+    up to ``now``, or to the last sign of life of a runner gone quiet. The runner's own writes are
+    its signs of life."""
+    runner = goal.runner
+    if runner is not None and (runner.pid, runner.host, runner.started) == orphans.me():
+        runner.seen_at = now_iso(now)
     if goal.active_since is None:
         return
-    elapsed = (now - parse_iso(goal.active_since)).total_seconds()
+    end = now
+    if runner is not None and now - parse_iso(runner.seen_at) > timedelta(seconds=STALE_SECONDS):
+        end = parse_iso(runner.seen_at)
+    elapsed = (end - parse_iso(goal.active_since)).total_seconds()
     goal.spent.active_seconds = goal.spent.active_seconds + max(0.0, elapsed)
     goal.active_since = now_iso(now)
 

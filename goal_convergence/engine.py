@@ -93,7 +93,20 @@ def check_oracle(goal: Goal, edges: Edges | None = None) -> None:
     (edges or Edges()).get_oracle(goal.oracle, goal)
 
 
-def record_maker(store: Store, goal_id: str, report: MakerReport, *, detach: bool = False,
+# What the maker did, or how to find out from the goal as it is on disk: a transcript read from the
+# stored offsets must happen under the goal's lock, or two hooks would charge the same bytes.
+MakerWork = MakerReport | Callable[[Goal], MakerReport]
+
+
+def repair_pending(goal: Goal) -> None:
+    """A pending iteration numbered at or below the iterations recorded (a second runner's, or a
+    hand-edited file) could never be recorded, so the loop would judge it forever: it becomes the
+    next iteration, its maker's work (already charged) kept."""
+    if goal.pending is not None and goal.pending.number <= goal.spent.iterations:
+        goal.pending.number = goal.spent.iterations + 1
+
+
+def record_maker(store: Store, goal_id: str, work: MakerWork, *, detach: bool = False,
                  now: datetime | None = None) -> Goal:
     """Charge the maker's work to the goal and hold it as the pending iteration.
 
@@ -102,11 +115,16 @@ def record_maker(store: Store, goal_id: str, report: MakerReport, *, detach: boo
     now = now or datetime.now(UTC)
 
     def change(goal: Goal) -> Goal:
+        report = work(goal) if callable(work) else work
         _check_independence(goal, report.model)
         budget.accrue(goal, now)
+        repair_pending(goal)
         goal.spent.maker_dollars += report.cost.dollars
         goal.spent.maker_tokens += report.cost.tokens
+        # Read under this lock from the offsets stored here, so they only move on from what was charged.
         goal.transcript_offsets = {**goal.transcript_offsets, **report.transcript_offsets}
+        if report.transcript_offsets:
+            goal.transcript_since = None  # the skip it asked for is done: the files read are known now
         if report.model:
             goal.maker.model = report.model
         if report.session_id:
@@ -175,7 +193,7 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
     return Judged(verdict=judgement.verdict, cost=judgement.cost, notes=list(judgement.notes))
 
 
-def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, *, stuck_cap: int | None = None,
+def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *, stuck_cap: int | None = None,
                   on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
                   edges: Edges | None = None) -> Outcome:
     """Run one whole iteration for an active goal and persist it. ``maker`` is charged first."""
@@ -184,7 +202,8 @@ def run_iteration(store: Store, goal_id: str, maker: MakerReport | None = None, 
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
     if goal.state != "active":
         return Outcome(goal, Decision(action="stop", stop_reason=goal.stop_reason))
-    if goal.pending is None:  # e.g. `goal run` resumed after the maker was charged elsewhere
+    if goal.pending is None or goal.pending.number <= goal.spent.iterations:
+        # `goal run` resumed after the maker was charged elsewhere, or a pending that needs repair
         goal = record_maker(store, goal_id, MakerReport(), now=clock())
     pending = goal.pending
     assert pending is not None
@@ -278,29 +297,3 @@ def _escalate(goal: Goal, decision: Decision, now: datetime) -> Goal:
                                  detail="; ".join(decision.notes[-2:]), triage_id=triage.new_triage_id(),
                                  at=now_iso(now))
     return goal
-
-
-def attach(store: Store, goal_id: str, session_id: str | None = None, now: datetime | None = None) -> Goal:
-    """A maker starts working on the goal: start its active clock (and bind a session, if given)."""
-    now = now or datetime.now(UTC)
-
-    def change(goal: Goal) -> Goal:
-        budget.accrue(goal, now)
-        if goal.state == "active":
-            goal.active_since = goal.active_since or now_iso(now)
-            goal.session_id = session_id or goal.session_id
-        return goal
-
-    return store.update(Goal, goal_id, change)
-
-
-def detach(store: Store, goal_id: str, now: datetime | None = None) -> Goal:
-    """The maker stopped working on the goal: charge the active time and stop the clock."""
-    now = now or datetime.now(UTC)
-
-    def change(goal: Goal) -> Goal:
-        budget.accrue(goal, now)
-        goal.active_since = None
-        return goal
-
-    return store.update(Goal, goal_id, change)

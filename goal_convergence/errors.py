@@ -99,6 +99,10 @@ class PriceUnknown(GoalConvergenceError):
     """A model has no price; money is never counted as zero."""
 
 
+class RunnerBusy(GoalConvergenceError):
+    """Another live `goal run` works the goal: one runner a goal."""
+
+
 class MakerError(GoalConvergenceError):
     """The maker could not run at all."""
 

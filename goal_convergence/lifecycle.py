@@ -11,7 +11,7 @@ from datetime import datetime
 
 from . import budget
 from .errors import IllegalTransition
-from .models import Goal, StopReason
+from .models import Goal, StopReason, now_iso
 
 MOVES: dict[tuple[str, str], str] = {
     ("active", "pause"): "paused",
@@ -54,6 +54,10 @@ def transition(goal: Goal, move: str, now: datetime, stop_reason: StopReason | N
     if target == "active":
         goal.stop_reason = None
         goal.escalation = None
+        # What a session spent while the goal was not active was not spent on it: the next read of
+        # its transcript starts over, skipping the messages from before now (claude_code/hooks.py).
+        goal.transcript_offsets = {}
+        goal.transcript_since = now_iso(now)
     elif target != "paused":
         goal.stop_reason = _FIXED_REASON.get(target, stop_reason)
     return goal

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from . import process, render
+from . import budget, process, render
 from .claude_code import printmode
 from .engine import MakerReport
 from .errors import MakerError
@@ -81,6 +81,9 @@ class ClaudeMaker:
         args = [binary, "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
         if session:
             args += ["--resume", session]
+        left = budget.dollars_left(goal)
+        if left is not None:  # a maker killed with us could not tell us what it spent: it may not pass this
+            args += ["--max-budget-usd", f"{max(0.0, left):.4f}"]
         model = self.model or goal.maker.model
         return args + (["--model", model] if model else [])
 

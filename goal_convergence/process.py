@@ -6,11 +6,16 @@ stdin unless it is given input. Its output is read as it comes and never held wh
 consumers (the scanners that find failures, coverage and test counts). On a timeout, a cancel or
 an interrupt the whole group gets SIGTERM, then SIGKILL, so grandchildren go too (processes that
 start their own session escape any group and are out of reach).
+
+If we are killed outright (SIGKILL), on Linux the kernel kills each child with us (PR_SET_PDEATHSIG);
+its own children are out of that reach, so every live child's group is handed to the watcher
+``watching`` installs (`goal run` records them, and orphans.py reaps them once it is found dead).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import math
 import os
@@ -18,14 +23,16 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from . import orphans
 from .errors import GoalConvergenceError
 from .lines import decode_output
 
@@ -52,6 +59,63 @@ class Consumer(Protocol):
     def feed(self, chunk: bytes) -> None: ...
 
     def close(self) -> None: ...
+
+
+# ---- children that die with us, and the groups of the live ones ------------------------------------
+
+_PR_SET_PDEATHSIG = 1
+Groups = list[tuple[int, int | None]]  # (process group id, its leader's start time), see orphans.py
+_live: dict[int, int | None] = {}
+_live_lock = threading.Lock()
+_watchers: list[Callable[[Groups], None]] = []
+
+
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()  # looked up here: the child between fork and exec must not load libraries
+
+
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    if _PRCTL is None:
+        return None
+
+    def preexec() -> None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the request was made
+            os._exit(1)
+
+    return preexec
+
+
+@contextlib.contextmanager
+def watching(watcher: Callable[[Groups], None]) -> Iterator[None]:
+    """Hand ``watcher`` the groups of the live children whenever a child starts or ends (in order:
+    under a lock, so a newer list is never overwritten by an older one)."""
+    with _live_lock:
+        _watchers.append(watcher)
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _watchers.remove(watcher)
+
+
+def _tell(pid: int, start: int | None, *, ended: bool) -> None:
+    with _live_lock:
+        if ended:
+            _live.pop(pid, None)
+        else:
+            _live[pid] = start
+        groups = list(_live.items())
+        for watcher in _watchers:
+            watcher(groups)
 
 
 def user_shell() -> str:
@@ -233,7 +297,7 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
         proc = subprocess.Popen(list(args), cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
                                 stdout=subprocess.PIPE if piped else out,
                                 stderr=subprocess.STDOUT if err is None else subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
     captures: dict[int, Capture] = {}
     if piped:
         captures[proc.stdout.fileno()] = out  # type: ignore[union-attr]
@@ -241,6 +305,7 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
         captures[proc.stderr.fileno()] = err  # type: ignore[union-attr]
     child = _Child(proc, captures)
     try:
+        _tell(proc.pid, orphans.started(proc.pid), ended=False)
         child.pump(start + (math.inf if timeout is None else timeout), cancel, linger=_LINGER)
         cancelled = cancel is not None and cancel.is_set() and child.exited_at is None
         timed_out = child.exited_at is None and not cancelled
@@ -252,6 +317,7 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
         raise
     finally:
         code = child.close()
+        _tell(proc.pid, None, ended=True)
     return Exit(code, timed_out, cancelled, time.monotonic() - start)
 
 

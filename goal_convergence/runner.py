@@ -1,7 +1,8 @@
 """The headless loop behind `goal run`: maker, then one engine iteration, until the goal ends.
 
 Interrupted runs carry on where they stopped: counters and history live in the goal file, and a
-maker whose work was already recorded (the pending iteration) is not run again.
+maker whose work was already recorded (the pending iteration) is not run again. One runner works a
+goal at a time, and a killed one's clock and children are settled by the next (claim.py).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import budget, engine, goals
+from . import budget, claim, engine, goals
 from .makers import Maker
 from .models import EXIT_CODES, GOAL_ID_RE, Goal
 from .store import Store
@@ -63,31 +64,37 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
     """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``. ``edges`` are the
     engine's (its clock included); tests hand in fakes."""
     edges = edges or engine.Edges()
-    outcomes: list[engine.Outcome] = []
     goal = store.load(Goal, goal_id)
     if goal.state == "active":
         engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)
-    engine.attach(store, goal_id, now=edges.now())
+    claim.take(store, goal_id, edges.now())
     try:
-        while True:
-            goal = store.load(Goal, goal_id)
-            if goal.state != "active":
-                engine.announce_end(store, goal, edges)  # idempotent: repairs an end a crash left unannounced
-                return RunResult(goal, goal.stop_reason or "paused", outcomes)
-            stopped = engine.stop_if_exhausted(store, goal_id, edges)
-            if stopped:
-                return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
-            if goal.pending is None:
-                report = maker.work(goal, goal.last_hint, store.path_for(Goal, goal_id), _remaining_seconds(goal))
-                goal = engine.record_maker(store, goal_id, report, now=edges.now())
-                if goal.state != "active":
-                    continue
-            outcome = engine.run_iteration(store, goal_id, on_progress=on_progress, edges=edges)
-            outcomes.append(outcome)
-            if on_iteration:
-                on_iteration(outcome)
+        with claim.working(store, goal_id, edges.now):
+            return _loop(store, goal_id, maker, edges, on_iteration, on_progress)
     finally:
-        engine.detach(store, goal_id, now=edges.now())
+        claim.release(store, goal_id, edges.now())
+
+
+def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
+          on_iteration: Callable[[engine.Outcome], None] | None, on_progress: Callable | None) -> RunResult:
+    outcomes: list[engine.Outcome] = []
+    while True:
+        goal = store.load(Goal, goal_id)
+        if goal.state != "active":
+            engine.announce_end(store, goal, edges)  # idempotent: repairs an end a crash left unannounced
+            return RunResult(goal, goal.stop_reason or "paused", outcomes)
+        stopped = engine.stop_if_exhausted(store, goal_id, edges)
+        if stopped:
+            return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
+        if goal.pending is None:
+            report = maker.work(goal, goal.last_hint, store.path_for(Goal, goal_id), _remaining_seconds(goal))
+            goal = engine.record_maker(store, goal_id, report, now=edges.now())
+            if goal.state != "active":
+                continue
+        outcome = engine.run_iteration(store, goal_id, on_progress=on_progress, edges=edges)
+        outcomes.append(outcome)
+        if on_iteration:
+            on_iteration(outcome)
 
 
 def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.GoalSpec],

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from goal_convergence import engine, goals
+from goal_convergence import claim, engine, goals
 from goal_convergence.errors import OracleError, OracleUnavailable, PriceUnknown
 from goal_convergence.models import (Budget, ConditionEvidence, Cost, Goal, Integrity, IntegrityIssue, TriageItem,
                                      Verdict)
@@ -197,7 +197,7 @@ def test_a_budget_spent_before_the_next_iteration_escalates_at_once(store, make_
     goal_id = store.create(make_goal(budget=Budget(max_duration="2m"))).goal_id
     world = World(Checks([False]))
     world.oracle.enqueue(no())
-    engine.attach(store, goal_id, now=world.clock.now())
+    claim.take(store, goal_id, world.clock.now())  # a runner starts the clock
     step(store, goal_id, world)  # one minute of work
     world.clock.advance(30)
     assert engine.stop_if_exhausted(store, goal_id, world.edges()) is None  # 90 s of 120

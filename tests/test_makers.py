@@ -16,6 +16,11 @@ MAKER_MODEL = "claude-sonnet-5-5"
 HINT = "create fix.py containing OK = True"
 
 
+def last_user(body: dict) -> dict:
+    """The last user turn (with --max-budget-usd Claude Code adds a system note after it)."""
+    return next(m for m in reversed(body["messages"]) if m["role"] == "user")
+
+
 @pytest.mark.e2e
 def test_goal_run_with_the_claude_maker_resumes_its_session_with_the_hint(git_repo, fake_api, claude_bin, tmp_path):
     maker_requests: list[dict] = []
@@ -28,7 +33,7 @@ def test_goal_run_with_the_claude_maker_resumes_its_session_with_the_hint(git_re
         if "Write" not in tools:
             return text("ok")  # Claude Code's side requests
         maker_requests.append(body)
-        last = body["messages"][-1]["content"]
+        last = last_user(body)["content"]
         if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last if isinstance(last, list)):
             return text("Created fix.py.")
         if HINT in json.dumps(last):
@@ -54,4 +59,6 @@ def test_goal_run_with_the_claude_maker_resumes_its_session_with_the_hint(git_re
     assert first["model"] == MAKER_MODEL and "create the fix module" in json.dumps(first["messages"])
     # the second run resumed the first session: the first exchange is still in its messages
     assert "I believe the goal is already met." in json.dumps(second["messages"])
-    assert HINT in json.dumps(second["messages"][-1])
+    assert HINT in json.dumps(last_user(second))
+    # the maker may spend only what is left of the goal's budget (Claude Code tells the model so)
+    assert "USD budget: $0/$9.9" in json.dumps(second["messages"])

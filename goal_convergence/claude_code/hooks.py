@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import budget, config, engine, index, mask, render
+from .. import budget, claim, config, engine, index, mask, render
 from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
@@ -74,16 +74,22 @@ def bound_goal(store: Store, summaries: Summaries, session_id: str) -> Goal | No
     return store.load(Goal, bound[0]["goalId"]) if bound else None
 
 
-def maker_report(goal: Goal, hook_input: HookInput, *, final: bool) -> engine.MakerReport:
-    """What the session spent since the goal last read its transcript (a transcript first seen now
-    counts from when the goal's clock started: the session's earlier work was not on this goal)."""
-    reading = transcript.Reading()
-    if hook_input.transcript_path:
-        since = parse_iso(goal.active_since) if goal.active_since else None
-        reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
-    return engine.MakerReport(summary=hook_input.last_assistant_message,
-                              cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
-                              model=reading.model, transcript_offsets=reading.offsets)
+def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engine.MakerReport]:
+    """What the session spent since the goal last read its transcript, read under the goal's lock
+    (engine.record_maker): two hooks of one session never read from the same offsets. A transcript
+    first seen now counts from when the goal's clock started, or from its resume when the goal was
+    resumed since the last read: the session's work before that was not on this goal."""
+    def read(goal: Goal) -> engine.MakerReport:
+        reading = transcript.Reading()
+        if hook_input.transcript_path:
+            start = goal.transcript_since or goal.active_since
+            since = parse_iso(start) if start else None
+            reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
+        return engine.MakerReport(summary=hook_input.last_assistant_message,
+                                  cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
+                                  model=reading.model, transcript_offsets=reading.offsets)
+
+    return read
 
 
 def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
@@ -94,13 +100,14 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
         return {}
     if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
         return {}  # the turn only ran a goal-management command: no iteration, no block
-    outcome = engine.run_iteration(store, goal.goal_id, maker_report(goal, hook_input, final=False),
+    claim.reap(store)  # what a killed `goal run` left running (claim.py)
+    outcome = engine.run_iteration(store, goal.goal_id, maker_report(hook_input, final=False),
                                    stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
     if decision.action == "continue" and goal.state == "active":
         return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
     # The loop ends here, so no later read will charge the message held back above: charge it now.
-    goal = engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
+    goal = engine.record_maker(store, goal.goal_id, maker_report(hook_input, final=True), detach=True)
     if goal.state == "converged":
         spent = goal.spent
         return {"systemMessage": (
@@ -117,7 +124,7 @@ def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
     """The goal as its feedback shows it: a Stop's read holds the newest message back (transcript.py),
     which in a short first turn is most of what the maker spent; shown, not charged (the next read
     charges it)."""
-    held = maker_report(goal, hook_input, final=True).cost
+    held = maker_report(hook_input, final=True)(goal).cost
     shown = goal.model_copy(deep=True)
     shown.spent.maker_dollars += held.dollars
     shown.spent.maker_tokens += held.tokens
@@ -202,7 +209,7 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
 def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
     goal = bound_goal(store, summaries, hook_input.session_id)
     if goal is not None:
-        engine.record_maker(store, goal.goal_id, maker_report(goal, hook_input, final=True), detach=True)
+        engine.record_maker(store, goal.goal_id, maker_report(hook_input, final=True), detach=True)
     return {}
 
 

@@ -175,6 +175,33 @@ class SettingsChange(Model):
     changes: list[SettingChange] = Field(min_length=1)
 
 
+class Runner(Model):
+    """The one `goal run` working a goal (runner.py): who it is, and its last sign of life."""
+
+    pid: PosInt
+    host: str = Field(min_length=1)
+    started: NonNegInt | None = Field(default=None, description="The process's start time in clock ticks since "
+                                                                 "boot (/proc/PID/stat): tells a reused pid apart.")
+    since: Timestamp
+    seen_at: Timestamp = Field(description="Refreshed every few seconds while it runs: time after it is never "
+                                           "charged to the goal.")
+
+
+class ChildGroup(Model):
+    pgid: PosInt
+    started: NonNegInt | None = None  # the start time of the child that made the group (orphans.py)
+
+
+class RunChildren(Model):
+    """The side file `goal run` keeps next to the goals (``runs/GOAL-ID.children.json``): the process groups
+    of its live children, reaped by whoever finds it dead (orphans.py)."""
+
+    pid: PosInt
+    host: str = Field(min_length=1)
+    started: NonNegInt | None = None
+    groups: list[ChildGroup] = Field(default_factory=list)
+
+
 class Goal(Model):
     """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
 
@@ -205,8 +232,12 @@ class Goal(Model):
     pending: Pending | None = None
     active_since: Timestamp | None = None
     transcript_offsets: dict[str, NonNegInt] = Field(default_factory=dict)
+    # Fields added since 0.1.0 stay out of the file while unset, so a goal written by 0.1.0 saves back byte for byte.
+    transcript_since: Timestamp | None = Field(default=None, exclude_if=lambda v: v is None,
+                                               description="Resumed at: the next transcript read skips what was spent "
+                                                           "before (while the goal was not active).")
+    runner: Runner | None = Field(default=None, exclude_if=lambda v: v is None)
     history: list[Iteration] = Field(default_factory=list)
-    # Left out of the file while empty, so a goal written by 0.1.0 saves back byte for byte.
     settings_history: list[SettingsChange] = Field(default_factory=list, exclude_if=lambda v: not v,
                                                    description="Budget, oracle and maker settings changed "
                                                                "after the goal was made, oldest first.")
