@@ -80,6 +80,8 @@ def maker_report(goal: Goal, hook_input: HookInput, *, final: bool) -> engine.Ma
     if hook_input.transcript_path:
         since = parse_iso(goal.active_since) if goal.active_since else None
         reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
+        if reading.note:
+            log_error("transcript", reading.note)
     return engine.MakerReport(summary=hook_input.last_assistant_message,
                               cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
                               model=reading.model, transcript_offsets=reading.offsets)
