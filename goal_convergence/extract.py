@@ -19,8 +19,9 @@ import re
 from .lines import LineScanner, decode_line
 
 MAX_LINES = 60
-# Failing test ids are what the maker and the oracle need most, and they are short: keep many more.
-MAX_ID_LINES = 500
+# Failing test ids are what the maker and the oracle need most, and they are short: keep every one
+# of a large suite's failures (the oracle's input folds thousands of names into a few KB).
+MAX_ID_LINES = 5_000
 MAX_LINE_CHARS = 300
 PASS_FINGERPRINT = "pass"
 

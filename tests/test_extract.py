@@ -151,7 +151,7 @@ def test_nothing_from_a_passing_run():
 
 
 def test_kept_lines_are_bounded_in_count_and_length():
-    output = "".join(f"FAILED tests/test_a.py::test_{i} - {'x' * 1000}\n" for i in range(1000))
+    output = "".join(f"FAILED tests/test_a.py::test_{i} - {'x' * 1000}\n" for i in range(MAX_ID_LINES + 500))
     output += "".join(f"E   assert {i} == -1\n" for i in range(1000))
     lines = failures(output)
     ids = [line for line in lines if line.startswith("FAILED")]
