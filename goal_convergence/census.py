@@ -39,9 +39,9 @@ _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a 
 # of their block, unless every line counts (``_busy``). Case-sensitive, as the rules are; NUL, ESC and
 # CR are keys because decoding removes them.
 _KEYS = Keys((b"PASS", b"FAIL", b"ERROR", b"SKIP", b" ... ", b"Ran ", b"Running ", b"Doc-tests ", b"=== RUN",
-              b"--- ", b"test result: ", b"Tests", b"  \t", b"no tests ran", b"\xe2\x9c", "↓".encode(),
-              "√".encode(), "×".encode(), "❯".encode(), "○".encode(), b"\r", b"\x1b", b"\x00"),
-             (rb" in \d+(?:\.\d+)?s",))
+              b"--- ", b"test result: ", b"Tests", b"  \t", b"no tests ran", b"\r", b"\x1b", b"\x00"),
+             (rb" in \d+(?:\.\d+)?s",),
+             ((b"\xe2", (b"\xe2\x9c", "↓".encode(), "√".encode(), "❯".encode(), "○".encode())), (b"\xc3", ("×".encode(),))))
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"

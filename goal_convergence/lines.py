@@ -67,14 +67,19 @@ class Keys:
     anywhere in it. A pattern may begin with a newline to look at line starts only (the block's first
     line is matched as if a newline came before it)."""
 
-    def __init__(self, literals: tuple[bytes, ...], patterns: tuple[bytes, ...] = ()) -> None:
+    def __init__(self, literals: tuple[bytes, ...], patterns: tuple[bytes, ...] = (),
+                 gated: tuple[tuple[bytes, tuple[bytes, ...]], ...] = ()) -> None:
         self._literals = literals
         self._patterns = [re.compile(p) for p in patterns]
+        # Each pass costs about a plain read of the block: keys that share a rare byte (the first of
+        # a UTF-8 mark) are looked for only in a block that holds it.
+        self._gated = gated
 
     def starts(self, block: bytes) -> list[int]:
         """Where the lines of ``block`` that hold a key start, in order."""
-        found = set()
-        for key in self._literals:
+        found: set[int] = set()
+        gated = [key for gate, keys in self._gated if gate in block for key in keys]
+        for key in (*self._literals, *gated):
             at = block.find(key)
             while at >= 0:
                 found.add(block.rfind(b"\n", 0, at) + 1)
