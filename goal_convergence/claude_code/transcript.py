@@ -168,7 +168,7 @@ def _take(messages: dict[str, _Message], pos: int, line: bytes, since: datetime 
     if b'"assistant"' not in line or b'"usage"' not in line:  # cheap test first: most lines are not
         return
     try:
-        entry = json.loads(line)
+        entry = json.loads(line.decode())  # str: json.loads would guess the encoding of bytes, line by line
         message = entry["message"]
         mid, model, usage = message["id"], message["model"], message["usage"]
     except (ValueError, KeyError, TypeError):
