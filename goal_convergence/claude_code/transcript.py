@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,10 @@ from .. import cost
 BLOCK = 4 << 20  # bytes per read() call: bounds memory on a first read of a very large file
 MAX_READ = 512 << 20  # bytes read per call, over all the session's files
 MAX_LINE = 16 << 20
+# A message's lines come one after another, each with its usage so far: only the last of a run is
+# parsed, the run told by the message id ("msg_..."), found without parsing. A line without one is
+# parsed alone.
+_ID = re.compile(rb'"id":\s*"(msg_[^"\\]+)"')
 
 
 @dataclass
@@ -121,8 +126,20 @@ def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _
             start = 0
         found = _File(start=start, end=start)
         stop = min(info.st_size, start + max(0, budget))
+        run: tuple[bytes, int, int, bytes] | None = None  # (id, first, last offset, last line) of a run of lines
         for pos, line in _complete_lines(fd, start, stop, found):
-            _take(found.messages, pos, line, since)
+            if b'"assistant"' not in line or b'"usage"' not in line:  # cheap test first: most lines are not
+                continue
+            mid = m[1] if (m := _ID.search(line)) else None
+            if run and run[0] != mid:
+                _take(found.messages, *run[1:], since)
+                run = None
+            if mid is None:
+                _take(found.messages, pos, pos, line, since)
+            else:
+                run = (mid, run[1] if run else pos, pos, line)
+        if run:
+            _take(found.messages, *run[1:], since)
         found.complete = stop >= info.st_size
         if found.end == start and not found.complete and stop - start >= min(MAX_LINE, MAX_READ):
             found.end = stop  # one line longer than a whole read (a sparse file's zeros): past it, not again from 0
@@ -164,9 +181,8 @@ def _complete_lines(fd: int, start: int, stop: int, found: _File) -> Iterator[tu
     found.end = at if skipping else line_at
 
 
-def _take(messages: dict[str, _Message], pos: int, line: bytes, since: datetime | None) -> None:
-    if b'"assistant"' not in line or b'"usage"' not in line:  # cheap test first: most lines are not
-        return
+def _take(messages: dict[str, _Message], first: int, pos: int, line: bytes, since: datetime | None) -> None:
+    """Count the message of ``line`` (at ``pos``; its run of lines began at ``first``)."""
     try:
         entry = json.loads(line.decode())  # str: json.loads would guess the encoding of bytes, line by line
         message = entry["message"]
@@ -178,7 +194,7 @@ def _take(messages: dict[str, _Message], pos: int, line: bytes, since: datetime 
     if since is not None and _before(entry.get("timestamp"), since):
         return
     seen = messages.get(mid)
-    messages[mid] = _Message(seen.first if seen else pos, pos, model, usage)
+    messages[mid] = _Message(seen.first if seen else first, pos, model, usage)
 
 
 def _before(stamp: object, since: datetime) -> bool:
