@@ -117,11 +117,13 @@ class FailureScanner(LineScanner):
         if not block:
             return
         starts = ([0] if self._traceback_left or self._panic is not None else []) + _KEYS.starts(block)
-        if len(self._kept[_GENERIC]) < MAX_LINES:
-            starts = sorted({*starts, *_GENERIC_KEYS.starts(block.lower())})
+        generic: set[int] = set()  # lines read only for their words: they count while no specific one is kept
+        if not self._generic_done():
+            generic = set(_GENERIC_KEYS.starts(block.lower())).difference(starts)
+            starts = sorted({*starts, *generic})
         pos = 0  # where the first line not read yet starts
         for start in starts:
-            if start < pos or start >= len(block):
+            if start < pos or start >= len(block) or start in generic and self._generic_done():
                 continue
             if start > pos or self._last_line:  # the line before was not read: it may be ruff's code line
                 before = self._last_line if start == 0 else block[block.rfind(b"\n", 0, start - 1) + 1 : start - 1]
@@ -136,6 +138,9 @@ class FailureScanner(LineScanner):
         last = block.rfind(b"\n", 0, len(block) - 1) + 1
         if pos <= last:
             self._last_line = block[last : line_end(block, last)][:_MAX_SCANNED_LINE]
+
+    def _generic_done(self) -> bool:
+        return len(self._kept[_GENERIC]) >= MAX_LINES or any(self._kept[:_GENERIC])
 
     def _read(self, raw: bytes) -> None:
         if raw in self._memo and not self._traceback_left and self._panic is None:
