@@ -7,7 +7,7 @@ same id and usage, then a tool result (about 4 KB a message). Rows, each beside 
 of the same file in 4 MB calls measured in the same run:
 
 1. the first read of a 500 MB transcript (50 MB with ``--quick``), ≤ 3×;
-2. a transcript holding one 256 MB line (32 MB with ``--quick``: a huge tool result) among
+2. a transcript holding one 256 MB line (32 MB with ``--quick``: a huge tool result) between
    messages: linear, ≤ 3×;
 3. the next read after the 500 MB transcript grew by 1 MB: ≤ 3× the first read's cost per MB (its
    baseline is the first read, not a plain read): the cost follows the growth, never the file.
@@ -92,15 +92,15 @@ def main(argv: list[str]) -> int:
                         one <= 3 * per_mb, one / per_mb))
         huge = work / "huge.jsonl"
         with open(huge, "wb") as fh:
-            fh.write(megabytes(0, 1))
+            fh.write(message(0) + message(1))
             fh.write(b'{"type": "user", "message": {"content": "')
             for _ in range(line):
                 fh.write(b"z" * (1 << 20))
             fh.write(b'"}}\n')
-            fh.write(megabytes(256, 1))
+            fh.write(message(2) + message(3))
         plain(huge)
         base, (took, reading) = plain(huge), timed(huge, {})
-        rows.append(Row(f"transcript meter, one {line} MB line among messages", f"{took:.2f} s",
+        rows.append(Row(f"transcript meter, one {line} MB line between messages", f"{took:.2f} s",
                         f"plain read: {base:.2f} s", "linear: ≤ 3× a plain read", took <= 3 * base, took / base))
     finally:
         shutil.rmtree(work, ignore_errors=True)
