@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from .lines import LineScanner, decode_line
+from .lines import Keys, LineScanner, decode_line, line_end
 from .models import Census, TestOutcome
 
 JUNIT_FILE = "pytest-junit.xml"
@@ -35,11 +35,13 @@ _WORDS = {word: key for key, words in {
 _SAYS = {"pytest": "skipped xfailed deselected", "unittest": "skipped xfailed", "cargo": "skipped deselected"}
 _MAX_LINE, _JEST_LINES = 4096, 2000  # jest: how long its describe headings are looked for without a test
 _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a set lookup a line
-# A block with none of these (lowercased) has no line to read, bar cargo's label (``_tail``) and lines
-# read while every line counts (``_busy``). A hint is a pass over the block: rare ones wait behind a byte.
-_HINTS = (b"pass", b"fail", b"error", b"skip", b" ... ", b"ran ", b"deselected", b"=== run")
-_GATED = ((b"\t", (b"ok  \t",)), (b"\xe2", ("✓".encode()[:2], "↓".encode(), "√".encode())),
-          (b"\xc3", ("×".encode(),)))
+# A line that holds none of these keys matches no rule below: lines without one are never split out
+# of their block, unless every line counts (``_busy``). Case-sensitive, as the rules are; NUL, ESC and
+# CR are keys because decoding removes them.
+_KEYS = Keys((b"PASS", b"FAIL", b"ERROR", b"SKIP", b" ... ", b"Ran ", b"Running ", b"Doc-tests ", b"=== RUN",
+              b"--- ", b"test result: ", b"Tests", b"  \t", b"no tests ran", b"\r", b"\x1b", b"\x00"),
+             (rb" in \d+(?:\.\d+)?s",),
+             ((b"\xe2", (b"\xe2\x9c", "↓".encode(), "√".encode(), "❯".encode(), "○".encode())), (b"\xc3", ("×".encode(),))))
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"
@@ -113,7 +115,6 @@ class CensusScanner(LineScanner):
         self._sums: dict[str, Counter[str]] = {}
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
         self._memo: set[bytes] = set()
-        self._tail: list[bytes] = []  # the last lines of a skipped block: cargo's label may be there
         self._ran: int | None = None  # unittest's "Ran N tests", until its status line
         self._jest_file, self._jest_left, self._cargo = "", 0, ""
         self._jest_stack: list[tuple[int, str]] = []  # (indent, describe name)
@@ -126,31 +127,21 @@ class CensusScanner(LineScanner):
         return self._ran is not None or self._jest_left > 0
 
     def _scan(self, block: bytes) -> None:
-        """Scan a block of whole lines (the last may lack its newline at the end of the output)."""
-        if not block:
-            return
-        ended = block.endswith(b"\n")  # then the split below ends with an empty piece, not a line
-        if not self._busy():
-            low = block.lower()
-            if not (any(h in low for h in _HINTS)
-                    or any(gate in low and any(h in low for h in hints) for gate, hints in _GATED)):
-                last = block.rsplit(b"\n", 3 + ended)
-                if ended:
-                    last.pop()
-                self._tail = (self._tail + last[-3:])[-3:]
-                return
-        lines = block.split(b"\n")
-        if ended:
-            lines.pop()
-        lines, self._tail = self._tail + lines, []
-        if not self._busy() and self._memo.issuperset(lines):
-            return
-        for raw in lines:
-            raw, free = raw[:_MAX_LINE], not self._busy()
-            if free and raw in self._memo:
+        """Read the lines of a block (the last may lack its newline at the end of the output) that
+        hold a key, and every line while every line counts."""
+        pos = 0  # where the first line not read yet starts
+        for start in ([0] if self._busy() else []) + _KEYS.starts(block):
+            if start < pos or start >= len(block):
                 continue
-            if self._line(decode_line(raw)) and free and len(raw) <= _MEMO_LINE and len(self._memo) < _MAX_MEMO:
-                self._memo.add(raw)
+            while True:
+                end = line_end(block, start)
+                raw, free = block[start:end][:_MAX_LINE], not self._busy()
+                if not (free and raw in self._memo) and self._line(decode_line(raw)) and free \
+                        and len(raw) <= _MEMO_LINE and len(self._memo) < _MAX_MEMO:
+                    self._memo.add(raw)
+                pos = start = end + 1
+                if pos >= len(block) or not self._busy():
+                    break
 
     def _note(self, runner: str, test_id: str, bits: int, ids: dict[str, int] | None = None) -> None:
         ids = self._ids.setdefault(runner, {}) if ids is None else ids

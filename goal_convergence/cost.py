@@ -70,9 +70,10 @@ def usage_tokens(usage: dict[str, Any]) -> int:
             + int(usage.get("output_tokens") or 0))
 
 
-def usage_cost(model: str, usage: dict[str, Any]) -> float:
-    """Dollars for one call's usage (keys as the API and Claude Code transcripts give them)."""
-    price = price_for(model)
+def usage_cost(model: str, usage: dict[str, Any], price: Price | None = None) -> float:
+    """Dollars for one call's usage (keys as the API and Claude Code transcripts give them); ``price``
+    is ``price_for(model)``, passed by a caller that prices many calls of one model."""
+    price = price or price_for(model)
     w5m, w1h = _cache_creation(usage)
     tokens_in = int(usage.get("input_tokens") or 0)
     read = int(usage.get("cache_read_input_tokens") or 0)

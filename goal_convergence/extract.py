@@ -16,11 +16,12 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .lines import LineScanner, decode_line
+from .lines import Keys, LineScanner, decode_line, line_end
 
 MAX_LINES = 60
-# Failing test ids are what the maker and the oracle need most, and they are short: keep many more.
-MAX_ID_LINES = 500
+# Failing test ids are what the maker and the oracle need most, and they are short: keep every one
+# of a large suite's failures (the oracle's input folds thousands of names into a few KB).
+MAX_ID_LINES = 5_000
 MAX_LINE_CHARS = 300
 PASS_FINGERPRINT = "pass"
 
@@ -31,16 +32,16 @@ _MAX_TRACEBACK_LINES = 200
 
 _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 
-# A block with none of these (lowercased) holds nothing any rule below keeps, so it is skipped
-# without being split into lines: that keeps hundreds of MB of ordinary output cheap. One pass over
-# the block per hint: fewer hints, faster. "\ne   " and "\n/" are also looked for at the block's start.
-_BLOCK_HINTS = (b"error", b"fail", b"assert", b"exception", b"traceback", b"panic", b"warning", b"expected",
-                b"received", b"_test.go:", b"\ne   ", b"\n/")
-# Rare in ordinary output: each group is looked for only in a block holding its first byte (a much
-# faster pass). "\xe2\x9c" is both ✕ and ✖.
-_GATED_HINTS = ((b"\xe2", (b"\xe2\x9c", "●".encode(), "→".encode())), (b"\xc3", ("×".encode(),)),
-                (b">", (b"-->",)), (b"!", (b"interrupted: ",)))
-_RUFF_CONCISE_HINT = re.compile(rb":\d+:\d+: [A-Z]+\d")
+# A line that holds none of these keys matches no rule below (the ruff code line aside: it counts
+# only before a " --> " line, which holds one): lines without one are never split out of their block.
+# Keys are case-sensitive, as the rules are; NUL, ESC and CR are keys because decoding removes them.
+_KEYS = Keys((b"FAIL", b"ERROR", b"Exception: ", b"Traceback (most", b"-->", b"_test.go:", b"Expected:",
+              b"Received:", b"Interrupted: ", b"Found ", b"\r", b"\x1b", b"\x00"),
+             (rb"\n(?:E\s|/|[ \t]+\d+:\d+[ \t]+(?:error|warning)|[^\w\n]*\d+ (?:failed|error|\w+, ))",
+              rb":\d+:\d+: [A-Z]+\d", rb"rror(?:: |\[| TS)", rb"panic(?:ked at|: )", rb"Test[^\n]*\d failed"),
+             ((b"\xe2", ("✕".encode(), "✖".encode(), "●".encode(), "→".encode())), (b"\xc3", ("×".encode(),))))
+# The words of a generic line (lowercased), looked for only until enough generic lines are kept.
+_GENERIC_KEYS = Keys((b"error", b"fail", b"assert", b"exception", b"traceback", b"panic"))
 
 # Every line is matched once against all the rules below (one alternation: the first that
 # matches wins, so order matters). The named rules carry state from line to line; "k<kind>_<n>"
@@ -111,32 +112,47 @@ class FailureScanner(LineScanner):
         self._last_line = b""
 
     def _scan(self, block: bytes) -> None:
-        """Scan a block of whole lines (the last may lack its newline at the end of the output)."""
+        """Read the lines of a block (the last may lack its newline at the end of the output) that
+        hold a key, and those after them while a traceback or a panic is being read."""
         if not block:
             return
-        end = len(block) - block.endswith(b"\n")
-        low = block.lower()
-        if not (self._traceback_left or self._panic or any(h in low for h in _BLOCK_HINTS)
-                or low.startswith((b"e   ", b"/"))
-                or any(gate in low and any(h in low for h in hints) for gate, hints in _GATED_HINTS)
-                or _RUFF_CONCISE_HINT.search(block)):
-            # ruff's full format puts the code line before the " --> file" line, maybe in the next block.
-            self._last_line = block[block.rfind(b"\n", 0, end) + 1 : end][:_MAX_SCANNED_LINE]
+        starts = ([0] if self._traceback_left or self._panic is not None else []) + _KEYS.starts(block)
+        generic: set[int] = set()  # lines read only for their words: they count while no specific one is kept
+        if not self._generic_done():
+            generic = set(_GENERIC_KEYS.starts(block.lower())).difference(starts)
+            starts = sorted({*starts, *generic})
+        pos = 0  # where the first line not read yet starts
+        for start in starts:
+            if start < pos or start >= len(block) or start in generic and self._generic_done():
+                continue
+            if start > pos or self._last_line:  # the line before was not read: it may be ruff's code line
+                before = self._last_line if start == 0 else block[block.rfind(b"\n", 0, start - 1) + 1 : start - 1]
+                self._ruff_code = self._code(before) if b"-->" in block[start : line_end(block, start)] else None
+                self._last_line = b""
+            while True:
+                end = line_end(block, start)
+                self._read(block[start:end][:_MAX_SCANNED_LINE])
+                pos = start = end + 1
+                if pos >= len(block) or not (self._traceback_left or self._panic is not None):
+                    break
+        last = block.rfind(b"\n", 0, len(block) - 1) + 1
+        if pos <= last:
+            self._last_line = block[last : line_end(block, last)][:_MAX_SCANNED_LINE]
+
+    def _generic_done(self) -> bool:
+        return len(self._kept[_GENERIC]) >= MAX_LINES or any(self._kept[:_GENERIC])
+
+    def _read(self, raw: bytes) -> None:
+        if raw in self._memo and not self._traceback_left and self._panic is None:
             self._ruff_code = None
-            return
-        if self._last_line:
-            m = _LINE.match(decode_line(self._last_line))
-            self._ruff_code = f"{m.group('code')} {m.group('message')}" if m and m.lastgroup == "ruff" else None
-            self._last_line = b""
-        lines = block.split(b"\n")
-        if end < len(block):
-            lines.pop()  # what follows the block's last newline: nothing
-        for raw in lines:
-            raw = raw[:_MAX_SCANNED_LINE]
-            if raw in self._memo and not self._traceback_left and self._panic is None:
-                self._ruff_code = None
-            elif self._line(decode_line(raw)) and len(self._memo) < self._MAX_MEMO:
-                self._memo.add(raw)
+        elif self._line(decode_line(raw)) and len(self._memo) < self._MAX_MEMO:
+            self._memo.add(raw)
+
+    @staticmethod
+    def _code(raw: bytes) -> str | None:
+        """ruff's "CODE message" when ``raw`` is its code line."""
+        m = _LINE.match(decode_line(raw))
+        return f"{m.group('code')} {m.group('message')}" if m and m.lastgroup == "ruff" else None
 
     @property
     def lines(self) -> list[str]:

@@ -528,3 +528,20 @@ def test_conditions_get_a_private_junit_folder_removed_afterwards_and_makers_com
     [e] = run_conditions([StoppingCondition(type="test_pass", command="echo $WHO $PYTEST_ADDOPTS")], tmp_path,
                          env={"PATH": os.environ["PATH"], "WHO": "pristine"})
     assert e.output_head.startswith("pristine --junitxml=")
+
+
+def test_only_the_lines_holding_a_key_are_read_in_blocks_full_of_hint_words(monkeypatch):
+    # Logs that say "failed", "error" and "skipped" in passing, a warning every 50 lines, a test line
+    # now and then: the old scanner read every line of any block holding a hint word.
+    seen: list[bytes] = []
+    real = census_mod.decode_line
+    monkeypatch.setattr(census_mod, "decode_line", lambda raw: (seen.append(raw), real(raw))[1])
+    logs = [f"2026-11-30 10:00:{i % 60:02d} INFO job {i} finished: 0 failed, {i} done, 2 skipped after error"
+            if i % 50 else f"/src/app/clock.py:{i}: DeprecationWarning: utcnow() is deprecated" for i in range(5_000)]
+    scanner = CensusScanner()
+    for k in range(4):
+        scanner.feed(("\n".join(logs) + f"\ntests/test_m.py::test_{k} PASSED  [ 42%]\n").encode())
+    scanner.feed(b"===== 4 passed in 0.50s =====\n")
+    scanner.close()
+    assert len(seen) <= 10
+    assert scanner.result().outcomes == {f"tests.test_m::test_{k}": "passed" for k in range(4)}

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from goal_convergence import extract as extract_mod
+
 from goal_convergence.extract import (
     MAX_LINE_CHARS,
     MAX_ID_LINES,
@@ -151,7 +153,7 @@ def test_nothing_from_a_passing_run():
 
 
 def test_kept_lines_are_bounded_in_count_and_length():
-    output = "".join(f"FAILED tests/test_a.py::test_{i} - {'x' * 1000}\n" for i in range(1000))
+    output = "".join(f"FAILED tests/test_a.py::test_{i} - {'x' * 1000}\n" for i in range(MAX_ID_LINES + 500))
     output += "".join(f"E   assert {i} == -1\n" for i in range(1000))
     lines = failures(output)
     ids = [line for line in lines if line.startswith("FAILED")]
@@ -272,3 +274,20 @@ def test_timeout_fingerprint_ignores_the_kill_signal():
 def test_a_pass_has_a_fixed_fingerprint():
     assert fingerprint([], 0, False) == PASS_FINGERPRINT
     assert fingerprint([], 1, False) != PASS_FINGERPRINT
+
+
+def test_only_the_lines_holding_a_key_are_read_in_blocks_full_of_hint_words(monkeypatch):
+    # Logs that say "error" and "failed" in passing and a warning every 50 lines: the old scanner read
+    # every line of any block holding a hint word, through one Python regex a line.
+    seen: list[bytes] = []
+    real = extract_mod.decode_line
+    monkeypatch.setattr(extract_mod, "decode_line", lambda raw: (seen.append(raw), real(raw))[1])
+    logs = [f"2026-11-30 10:00:{i % 60:02d} WARNING retry {i} after connection error (attempt 1), 0 failed"
+            if i % 50 else f"  app/clock.py:{i}: DeprecationWarning: utcnow() is deprecated" for i in range(5_000)]
+    scanner = FailureScanner()
+    for k in range(4):  # generic lines count only until a specific one is found: a failing test first
+        scanner.feed((f"FAILED tests/test_m.py::test_{k} - assert 1 == 2\n" + "\n".join(logs) + "\n").encode())
+    scanner.close()
+    assert len(seen) <= 10
+    assert [line for line in scanner.lines if line.startswith("FAILED")] == [
+        f"FAILED tests/test_m.py::test_{k} - assert 1 == 2" for k in range(4)]

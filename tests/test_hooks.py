@@ -122,6 +122,24 @@ def test_stop_meters_the_maker_from_the_transcript_and_keeps_the_offsets(project
     assert ended.transcript_offsets == {str(transcript): transcript.stat().st_size, str(sub): sub.stat().st_size}
 
 
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder"])
+def test_a_transcript_that_is_not_a_regular_file_is_logged_and_the_iteration_still_runs(project, gc_home, tmp_path,
+                                                                                        kind):
+    goal = make_goal(project)
+    path = tmp_path / "s-1.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = Path(kind)
+    answer = run_hook("stop", stop_input(project, transcript=path))
+    assert answer["decision"] == "block"
+    assert load(goal.goal_id).spent.iterations == 1
+    logged = (gc_home / "logs" / "goal-convergence.log").read_text()
+    assert "regular file" in logged and str(path) in logged
+
+
 def test_session_end_detaches_and_resume_restarts_the_clock(project):
     goal = make_goal(project)
     assert load(goal.goal_id).active_since is not None

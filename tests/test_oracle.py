@@ -17,7 +17,7 @@ from goal_convergence.models import (Baseline, Census, ConditionEvidence, Decisi
                                      Iteration, OracleConfig, StoppingCondition, Verdict, new_id, now_iso)
 from goal_convergence.oracle import OracleInput, build_input, get_oracle
 from goal_convergence.oracle.claude_cli import ClaudeCliOracle
-from goal_convergence.oracle.input import MAX_INPUT_TOKENS
+from goal_convergence.oracle.input import BRACES, MAX_INPUT_TOKENS
 from goal_convergence.oracle.prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, cost_upper_bound, token_estimate,
                                            user_message)
 from goal_convergence.oracle.verdict import NO_REASON, JudgeError
@@ -250,7 +250,8 @@ def test_input_carries_the_contract(project):
     assert doc["objective"] == "make the tests pass" and doc["makerSummary"] == "I changed add()."
     assert doc["conditions"] == [{"index": 0, "type": "test_pass", "command": "pytest -q", "passed": False,
                                   "exitCode": 1, "timedOut": False, "threshold": None, "coverage": None,
-                                  "error": None, "failures": RED.failure_lines, "tail": RED.output_tail}]
+                                  "error": None, "failures": RED.failure_lines, "messagesLeftOut": 0,
+                                  "tail": RED.output_tail}]
     assert [it["number"] for it in doc["recentIterations"]] == [2, 3, 4]
     assert doc["recentIterations"][-1] == {"number": 4, "converged": False, "reasons": ["reason 4"],
                                            "nextHint": "next 4", "judgeError": None, "action": "continue",
@@ -279,9 +280,51 @@ def test_a_huge_failing_run_stays_small_and_names_every_failing_test(project):
     built = build_input(make_goal(project), [evidence, GREEN.model_copy(update={"index": 1})], "x" * 100_000)
     assert built.estimated_tokens() <= MAX_INPUT_TOKENS
     text_ = built.to_json()
-    assert all(n.split("::")[1] in text_ for n in names)
+    assert set(names) <= named_tests(built.conditions[0].failures)
     assert "500 failed, 20 passed" in text_
     assert len(built.maker_summary) <= 4_000
+
+
+def expand(pattern: str) -> list[str]:
+    """A shell brace pattern's names, as bash expands it."""
+    depth, start = 0, pattern.find("{")
+    if start < 0:
+        return [pattern]
+    parts, last = [], start + 1
+    for i in range(start + 1, len(pattern)):
+        if pattern[i] == "{":
+            depth += 1
+        elif pattern[i] == "}" and depth:
+            depth -= 1
+        elif pattern[i] in ",}" and not depth:
+            parts.append(pattern[last:i])
+            last = i + 1
+            if pattern[i] == "}":
+                return [pattern[:start] + a + b for p in parts for a in expand(p) for b in expand(pattern[i + 1:])]
+    raise AssertionError(f"unbalanced pattern {pattern!r}")
+
+
+def named_tests(failures: list[str]) -> set[str]:
+    """Every test id the oracle's failure lines name, brace patterns expanded."""
+    named = set()
+    for line in failures:
+        if line.startswith("FAILED "):
+            named.update(expand(line.removeprefix("FAILED ").split(" - ")[0]))
+    return named
+
+
+def test_two_thousand_failing_tests_are_all_named_within_the_token_budget(project):
+    names = [f"tests/test_module_{i % 37:02d}.py::TestBehaviour::test_behaviour_{i:05d}[case-{i % 5}]"
+             for i in range(3, 20_000, 10)]
+    lines = [f"FAILED {n} - AssertionError: assert {i} == {i + 1}" for i, n in enumerate(names)]
+    evidence = RED.model_copy(update={"failure_lines": lines, "output_tail": "\n".join(lines)[-8192:]})
+    built = build_input(make_goal(project), [evidence], "I fixed them.")
+    assert built.estimated_tokens() <= MAX_INPUT_TOKENS
+    condition = built.conditions[0]
+    assert named_tests(condition.failures) == set(names)
+    assert condition.failures[0] == BRACES
+    kept = sum(" - AssertionError" in f for f in condition.failures)
+    assert condition.messages_left_out == len(names) - kept > 0
 
 
 # ---- command ----------------------------------------------------------------------------------

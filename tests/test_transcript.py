@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import time
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -160,3 +163,74 @@ def test_any_sequence_of_reads_counts_every_message_exactly_once(tmp_path_factor
         offsets = {**offsets, **r.offsets}
     total += transcript.read(path, offsets, final=True).dollars
     assert total == pytest.approx(sum(cost(1000, out) for _, out in messages))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-urandom", "folder", "nul"])
+def test_only_a_regular_file_is_read_and_a_bad_path_is_one_note(session, kind):
+    session.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(session)  # no writer: opening it blocking would wait for ever
+        path = str(session)
+    elif kind == "folder":
+        session.mkdir()
+        path = str(session)
+    else:
+        path = {"dev-zero": "/dev/zero", "dev-urandom": "/dev/urandom", "nul": f"{session}\0x"}[kind]
+    started = time.monotonic()
+    r = transcript.read(path, {})
+    assert time.monotonic() - started < 2
+    assert (r.dollars, r.offsets) == (0, {})
+    assert r.note and "\n" not in r.note and "regular file" in r.note
+
+
+def test_a_read_is_bounded_and_the_next_one_carries_on(session, monkeypatch):
+    monkeypatch.setattr(transcript, "MAX_READ", 3 * len(line("msg_0000")))
+    write(session, *(line(f"msg_{i:04d}") for i in range(10)))
+    offsets, total, reads = {}, 0.0, 0
+    while offsets.get(str(session)) != session.stat().st_size:
+        r = transcript.read(session, offsets, final=True)
+        assert r.offsets[str(session)] > offsets.get(str(session), -1)  # always forward
+        offsets, total, reads = r.offsets, total + r.dollars, reads + 1
+    assert reads >= 4
+    assert total == pytest.approx(10 * cost(1000, 100))
+
+
+def test_a_huge_line_is_skipped_without_being_held(session):
+    # 64 MB without a newline, then messages: the old reader held the line, joined block by block (quadratic).
+    write(session, line("msg_1"))
+    with open(session, "ab") as fh:
+        fh.write(b'{"type": "user", "x": "' + b"y" * (64 << 20) + b'"}\n')
+    write(session, line("msg_2"))
+    tracemalloc.start()
+    try:
+        r = transcript.read(session, {}, final=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.dollars == pytest.approx(2 * cost(1000, 100))
+    assert peak < 8 * transcript.BLOCK  # a few blocks in flight, never the 64 MB line
+
+
+def test_a_sparse_file_moves_forward_instead_of_being_reread_from_zero(session, monkeypatch):
+    monkeypatch.setattr(transcript, "MAX_READ", 8 << 20)
+    session.parent.mkdir(parents=True)
+    with open(session, "wb") as fh:
+        fh.truncate(40 << 20)  # 40 MB of zeros, no newline: one line far over MAX_LINE
+    write(session, "\n", line("msg_1"))
+    offsets, reads = {}, 0
+    while offsets.get(str(session)) != session.stat().st_size:
+        r = transcript.read(session, offsets, final=True)
+        assert r.offsets[str(session)] > offsets.get(str(session), -1)
+        offsets, reads = r.offsets, reads + 1
+        if r.dollars:
+            assert r.dollars == pytest.approx(cost(1000, 100))
+    assert reads <= 7
+
+
+def test_the_price_is_looked_up_once_a_model_not_once_a_message(session, monkeypatch):
+    write(session, *(line(f"msg_{i}") for i in range(50)), line("msg_h", model="claude-haiku-5-5"))
+    looked = []
+    real = transcript.cost.price_for
+    monkeypatch.setattr(transcript.cost, "price_for", lambda model: looked.append(model) or real(model))
+    transcript.read(session, {}, final=True)
+    assert sorted(looked) == ["claude-haiku-5-5", SONNET]

@@ -85,6 +85,8 @@ def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engi
             start = goal.transcript_since or goal.active_since
             since = parse_iso(start) if start else None
             reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
+            if reading.note:
+                log_error("transcript", reading.note)
         return engine.MakerReport(summary=hook_input.last_assistant_message,
                                   cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
                                   model=reading.model, transcript_offsets=reading.offsets)

@@ -11,20 +11,35 @@ an integer offset per file. So a read that may be followed by another (a Stop) h
 message back: it is left unread, and the returned offset points at its first line so the next read
 sees all of it. Only the last read of a session (``final``) counts everything. Only the hooks'
 slow path reads transcripts (a goal is bound to the session), never the fast path.
+
+The path comes from the hook's input, so it is read defensively: only a regular file is read (a
+FIFO or a device would hang the hook, a directory or a NUL in the path would abort it), and a
+hook reads at most ``MAX_READ`` bytes; the rest is read at the next stop. A line longer than
+``MAX_LINE`` (no assistant message is: its output is capped far below; a sparse file's zeros or a
+huge tool result may be) is skipped without being held, so every read is linear and bounded in
+memory, and the offset moves past it: a read that starts inside a line skips to its end.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from .. import cost
-from ..lines import LineReader
 
 BLOCK = 4 << 20  # bytes per read() call: bounds memory on a first read of a very large file
+MAX_READ = 512 << 20  # bytes read per call, over all the session's files
+MAX_LINE = 16 << 20
+# A message's lines come one after another, each with its usage so far: only the last of a run is
+# parsed, the run told by the message id ("msg_..."), found without parsing. A line without one is
+# parsed alone.
+_ID = re.compile(rb'"id":\s*"(msg_[^"\\]+)"')
 
 
 @dataclass
@@ -33,6 +48,7 @@ class Reading:
     tokens: int = 0
     model: str | None = None  # the newest model of the main transcript (subagents may use others)
     offsets: dict[str, int] = field(default_factory=dict)
+    note: str | None = None  # in one line, the paths that could not be read (their spend is not counted)
 
 
 @dataclass
@@ -43,10 +59,21 @@ class _Message:
     usage: dict
 
 
+@dataclass
+class _File:
+    start: int
+    end: int = 0  # where the next read starts, before any message is held back
+    complete: bool = True  # read to its end, not stopped by MAX_READ
+    messages: dict[str, _Message] = field(default_factory=dict)
+
+
 def transcript_files(transcript_path: str | Path) -> list[Path]:
     """The session's transcript followed by its subagents' transcripts."""
     main = Path(transcript_path)
-    return [main, *sorted((main.parent / main.stem / "subagents").glob("*.jsonl"))]
+    try:
+        return [main, *sorted((main.parent / main.stem / "subagents").glob("*.jsonl"))]
+    except (OSError, ValueError):  # a NUL in the path, a parent that is not a folder
+        return [main]
 
 
 def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: datetime | None = None,
@@ -54,69 +81,110 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
     """What the session spent since ``offsets``, and the offsets to store for the next read.
 
     ``since`` applies to files not in ``offsets`` (a session that took a goal over, a new subagent):
-    their messages from before it were not spent on the goal.
+    their messages from before it were not spent on the goal. A path that is not a readable regular
+    file is skipped and named in ``note``.
     """
-    reading = Reading()
+    reading, budget, bad = Reading(), MAX_READ, []
+    prices: dict[str, cost.Price] = {}  # one look-up a model, not one a message
     for i, path in enumerate(transcript_files(transcript_path)):
         key = str(path)
-        known = key in offsets
-        found = _read_file(path, offsets.get(key, 0), None if known else since, final)
+        try:
+            found = _read_file(path, offsets.get(key, 0), budget, None if key in offsets else since)
+        except (OSError, ValueError) as e:
+            bad.append(f"{key!r} ({getattr(e, 'strerror', None) or e})")
+            continue
         if found is None:
             continue
-        dollars, tokens, model, offset = found
-        reading.dollars += dollars
-        reading.tokens += tokens
-        reading.offsets[key] = offset
-        if i == 0 and model:
-            reading.model = model
+        budget -= found.end - found.start
+        # A read cut short by MAX_READ is followed by another, final or not.
+        held = set() if final and found.complete else _newest(found.messages)
+        for mid, m in found.messages.items():
+            if mid not in held:
+                price = prices[m.model] if m.model in prices else prices.setdefault(m.model, cost.price_for(m.model))
+                reading.dollars += cost.usage_cost(m.model, m.usage, price)
+                reading.tokens += cost.usage_tokens(m.usage)
+        reading.offsets[key] = min((found.messages[mid].first for mid in held), default=found.end)
+        if i == 0 and found.messages:
+            reading.model = max(found.messages.values(), key=lambda m: m.last).model
+    if bad:
+        reading.note = (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is "
+                        "read, so the maker's spend there is not counted")
     return reading
 
 
-def _read_file(path: Path, start: int, since: datetime | None, final: bool) -> tuple[float, int, str | None, int] | None:
+def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _File | None:
     try:
-        fh = open(path, "rb")
+        # O_NONBLOCK: opening a FIFO with no writer must not wait for one.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    with fh:
-        if start > _size(fh):  # the file was replaced by a shorter one: read the new one whole
-            start = 0
-        messages: dict[str, _Message] = {}
-        end = start
-        for pos, line in _complete_lines(fh, start):
-            end = pos + len(line) + 1
-            _take(messages, pos, line, since)
-    held = set() if final else _newest(messages)
-    counted = [m for mid, m in messages.items() if mid not in held]
-    dollars = sum(cost.usage_cost(m.model, m.usage) for m in counted)
-    tokens = sum(cost.usage_tokens(m.usage) for m in counted)
-    offset = min((messages[mid].first for mid in held), default=end)
-    newest = max(messages.values(), key=lambda m: m.last).model if messages else None
-    return dollars, tokens, newest, offset
-
-
-def _size(fh) -> int:
-    fh.seek(0, 2)
-    return fh.tell()
-
-
-def _complete_lines(fh, start: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, line without newline) for each newline-terminated line from ``start``; a partial
-    last line (Claude Code still writing it) is left for the next read."""
-    fh.seek(start)
-    pos, reader = start, LineReader(max_line=None)  # a cut line would put the offsets out
-    while block := fh.read(BLOCK):
-        lines = reader.feed(block).split(b"\n")
-        lines.pop()  # what follows the last newline: nothing, or the partial line the reader holds
-        for line in lines:
-            yield pos, line
-            pos += len(line) + 1
-
-
-def _take(messages: dict[str, _Message], pos: int, line: bytes, since: datetime | None) -> None:
-    if b'"assistant"' not in line or b'"usage"' not in line:  # cheap test first: most lines are not
-        return
     try:
-        entry = json.loads(line)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if start > info.st_size:  # the file was replaced by a shorter one: read the new one whole
+            start = 0
+        found = _File(start=start, end=start)
+        stop = min(info.st_size, start + max(0, budget))
+        run: tuple[bytes, int, int, bytes] | None = None  # (id, first, last offset, last line) of a run of lines
+        for pos, line in _complete_lines(fd, start, stop, found):
+            if b'"assistant"' not in line or b'"usage"' not in line:  # cheap test first: most lines are not
+                continue
+            mid = m[1] if (m := _ID.search(line)) else None
+            if run and run[0] != mid:
+                _take(found.messages, *run[1:], since)
+                run = None
+            if mid is None:
+                _take(found.messages, pos, pos, line, since)
+            else:
+                run = (mid, run[1] if run else pos, pos, line)
+        if run:
+            _take(found.messages, *run[1:], since)
+        found.complete = stop >= info.st_size
+        if found.end == start and not found.complete and stop - start >= min(MAX_LINE, MAX_READ):
+            found.end = stop  # one line longer than a whole read (a sparse file's zeros): past it, not again from 0
+        return found
+    finally:
+        os.close(fd)
+
+
+def _complete_lines(fd: int, start: int, stop: int, found: _File) -> Iterator[tuple[int, bytes]]:
+    """(offset, line without newline) for each newline-terminated line of at most ``MAX_LINE`` bytes
+    between ``start`` and ``stop``. ``found.end`` becomes where the next read starts: the unfinished
+    last line's start (Claude Code may still be writing it), or past it once it is too long to keep.
+    The pieces of a line are joined once, so a huge line costs linear time."""
+    # A start inside a line (the previous read stopped in an over-long one): skip to its end.
+    skipping = start > 0 and os.pread(fd, 1, start - 1) != b"\n"
+    parts: list[bytes] = []
+    held = 0  # bytes in parts
+    line_at = at = start  # line_at: where the unfinished line starts
+    while at < stop and (block := os.pread(fd, min(BLOCK, stop - at), at)):
+        cut = block.rfind(b"\n") + 1
+        if cut:
+            first = block.find(b"\n")
+            if not skipping and held + first <= MAX_LINE:
+                yield line_at, b"".join([*parts, block[:first]]) if parts else block[:first]
+            parts, held, skipping = [], 0, False
+            pos = at + first + 1
+            for line in block[first + 1 : cut - 1].split(b"\n") if cut - 1 > first else ():
+                if len(line) <= MAX_LINE:
+                    yield pos, line
+                pos += len(line) + 1
+            line_at = at + cut
+        if cut < len(block) and not skipping:
+            if held + len(block) - cut > MAX_LINE:
+                parts, held, skipping = [], 0, True
+            else:
+                parts.append(block[cut:])
+                held += len(block) - cut
+        at += len(block)
+    found.end = at if skipping else line_at
+
+
+def _take(messages: dict[str, _Message], first: int, pos: int, line: bytes, since: datetime | None) -> None:
+    """Count the message of ``line`` (at ``pos``; its run of lines began at ``first``)."""
+    try:
+        entry = json.loads(line.decode())  # str: json.loads would guess the encoding of bytes, line by line
         message = entry["message"]
         mid, model, usage = message["id"], message["model"], message["usage"]
     except (ValueError, KeyError, TypeError):
@@ -126,7 +194,7 @@ def _take(messages: dict[str, _Message], pos: int, line: bytes, since: datetime 
     if since is not None and _before(entry.get("timestamp"), since):
         return
     seen = messages.get(mid)
-    messages[mid] = _Message(seen.first if seen else pos, pos, model, usage)
+    messages[mid] = _Message(seen.first if seen else first, pos, model, usage)
 
 
 def _before(stamp: object, since: datetime) -> bool:

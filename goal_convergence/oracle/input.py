@@ -1,12 +1,15 @@
 """The oracle's input: a goal and its fresh condition evidence, bounded to a few thousand tokens.
 
-``build_input`` keeps the name of every failing test the evidence names; what gives way is
-messages, details and output tails (``compact_failures``, ``text.cut``).
+``build_input`` keeps the name of every failing test the evidence names (thousands fit: folded into
+shell brace patterns, ``compact_failures``); what gives way is messages, details and output tails
+(``text.cut``), and the input says how many failing tests' messages were left out.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -32,6 +35,7 @@ class ConditionInput(Model):
     coverage: float | None = None
     error: str | None = None
     failures: list[str] = Field(default_factory=list)
+    messages_left_out: int = 0  # failing tests named in ``failures`` without their message, for room
     tail: str = ""
 
 
@@ -98,12 +102,13 @@ def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: st
 
 
 def _condition(ev: ConditionEvidence, threshold: float | None, budget: int) -> ConditionInput:
-    failures = compact_failures(ev.failure_lines, budget * 2 // 3 if not ev.passed else budget // 4)
+    failures, left_out = compact_failures(ev.failure_lines, budget * 2 // 3 if not ev.passed else budget // 4)
     left = budget - sum(len(f) + 4 for f in failures) - len(ev.command) - 200
     tail = cut(ev.output_tail or ev.output_head, min(3_000 if not ev.passed else 600, max(0, left)), head=0)
     return ConditionInput(index=ev.index, type=ev.type, command=cut(ev.command, 500, head=0) or "", passed=ev.passed,
                           exit_code=ev.exit_code, timed_out=ev.timed_out, threshold=threshold,
-                          coverage=ev.coverage, error=cut(ev.error, 500, head=0), failures=failures, tail=tail)
+                          coverage=ev.coverage, error=cut(ev.error, 500, head=0), failures=failures,
+                          messages_left_out=left_out, tail=tail)
 
 
 def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) -> IntegrityInput:
@@ -139,34 +144,54 @@ def _past(it: Iteration) -> PastIteration:
 
 
 # pytest "FAILED path::test - message", unittest "FAIL: test (mod.Class)", go "--- FAIL: TestX (0.01s)".
-_TEST_ID = re.compile(r"^(FAILED|ERROR|FAIL:|ERROR:|--- FAIL:)\s+(.+?)(?:\s+-\s+.*)?$")
+_TEST_ID = re.compile(r"^(FAILED|ERROR|FAIL:|ERROR:|--- FAIL:)\s+(.+?)(?:\s+-\s+(.*))?$")
 _GO_TIME = re.compile(r"\s+\(\d+(?:\.\d+)?m?s\)$")
+# A message kept beside the names, when there is room: its first characters say what failed.
+_MESSAGE_CHARS = 160
+BRACES = "failing tests written as shell brace patterns: a{b,c} names ab and ac"
 
 
-def compact_failures(lines: list[str], budget: int) -> list[str]:
-    """The failure lines, deduplicated, in at most about ``budget`` characters. When they do not
-    fit, every failing test is still named (grouped by file, without its message) and the
-    messages and details fill what room is left."""
+def compact_failures(lines: list[str], budget: int) -> tuple[list[str], int]:
+    """The failure lines, deduplicated, in at most about ``budget`` characters, and how many failing
+    tests' messages were left out. When they do not fit, every failing test is still named: grouped
+    by kind and file, their names folded into shell brace patterns on common prefixes and suffixes
+    (the first line says so); messages, clipped, and other details fill what room is left."""
     lines = list(dict.fromkeys(s.strip() for s in lines if s.strip()))
     if sum(len(s) + 4 for s in lines) <= budget:
-        return lines
+        return lines, 0
     groups: dict[tuple[str, str], list[str]] = {}
     others: list[str] = []
+    messages: list[str] = []
     for line in lines:
         m = _TEST_ID.match(line)
         if not m:
             others.append(line)
             continue
         name = _GO_TIME.sub("", m.group(2))
-        where, sep, test = name.partition("::")
-        key = (m.group(1), where + sep if sep else "")
-        groups.setdefault(key, []).append(test if sep else name)
-    named = [f"{kind} {where}{', '.join(tests)}" if where else f"{kind} {', '.join(tests)}"
-             for (kind, where), tests in groups.items()]
-    out = [cut(s, max(200, budget - 200)) for s in named]
+        where, sep, test = name.rpartition("::") if "::" in name else ("", "", name)
+        groups.setdefault((m.group(1), where + sep), []).append(test)
+        if m.group(3):
+            messages.append(f"{name} - {cut(m.group(3), _MESSAGE_CHARS)}")
+    out = [BRACES] + [f"{kind} {where}{_braces(sorted(set(tests)))}" for (kind, where), tests in groups.items()]
     room = budget - sum(len(s) + 4 for s in out)
-    for line in others + [s for s in lines if _TEST_ID.match(s)]:
+    kept = 0
+    for line in others + messages:
         if len(line) + 4 <= room:
             out.append(line)
             room -= len(line) + 4
-    return out
+            kept += line in messages
+    return out, len(messages) - kept
+
+
+def _braces(names: list[str]) -> str:
+    """Sorted, distinct names as one brace pattern: ``test_{a,b}[x]`` for test_a[x] and test_b[x]."""
+    if len(names) == 1:
+        return names[0]
+    if any(c in name for name in names for c in "{},"):
+        return ", ".join(names)  # a pattern of these could not be read back
+    prefix = os.path.commonprefix(names)
+    rests = [n[len(prefix):] for n in names]
+    suffix = os.path.commonprefix([r[::-1] for r in rests])[::-1]
+    rests = [r[: len(r) - len(suffix)] for r in rests]
+    parts = [_braces(list(group)) for _, group in itertools.groupby(rests, key=lambda r: r[:1])]
+    return f"{prefix}{{{','.join(parts)}}}{suffix}"
