@@ -133,9 +133,12 @@ def check_hook_answer(code: int | None, out: str, seconds: float, bound: float) 
     return answer
 
 
-def check_no_leak(text: str, secrets: list[str], markers: list[Path]) -> None:
-    """Nothing from outside the project (or from a secrets file) in ``text``, and no planted program ran."""
+def check_no_leak(text: str, secrets: list[str], ran: Path) -> None:
+    """Nothing from outside the project (or from a secrets file) in ``text``, and no planted program ran
+    (each leaves a file in ``ran``; they are removed here, so the next attempt starts clean)."""
     leaked = [s for s in secrets if s in text]
-    ran = [str(m) for m in markers if m.exists()]
-    if leaked or ran:
-        raise Lost(f"leaked {leaked} / planted programs ran: {ran}; the tool answered {text[:300]!r}")
+    programs = sorted(os.listdir(ran))
+    for name in programs:
+        os.remove(ran / name)
+    if leaked or programs:
+        raise Lost(f"leaked {leaked}, planted programs ran: {programs}; the answer was {text[:300]!r}")

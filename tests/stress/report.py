@@ -41,7 +41,7 @@ def assert_clean(*tallies: Tally) -> None:
     for t in tallies:
         assert t.tried, f"{t.attack}: no attempt ran"
         if t.problems:
-            shown = t.problems[:8] + ([f"... and {len(t.problems) - 8} more"] if len(t.problems) > 8 else [])
+            shown = t.problems[:30] + ([f"... and {len(t.problems) - 30} more"] if len(t.problems) > 30 else [])
             report.append(f"{t.attack}: {t.failed} of {t.tried} attempts broke an invariant ({t.lost} lost spend, "
                           f"iterations or data):\n  " + "\n  ".join(shown))
     if report:
