@@ -20,8 +20,8 @@ from .scale import sized
 
 pytestmark = pytest.mark.stress
 
-HOOKS = sized(40, 12)
-MESSAGES = 30
+ROUNDS, PER_ROUND = sized(4, 2), sized(10, 6)  # 40 racing hooks in all (12 short)
+MESSAGES = 10  # new in the transcript at each round
 MODEL = "claude-sonnet-5"
 
 
@@ -40,8 +40,9 @@ def test_racing_hooks_charge_the_transcript_once(git_repo, gc_home, tmp_path, ta
                                                   oracle_provider="conditions", max_iterations=1000,
                                                   stuck_after=1000, session_id="s-race"))
     transcript = tmp_path / "s-race.jsonl"
-    transcript.write_text("".join(assistant_line(n) for n in range(MESSAGES)))
-    expected = sum(cost.usage_cost(MODEL, json.loads(assistant_line(n))["message"]["usage"]) for n in range(MESSAGES))
+    transcript.touch()
+    lines = [assistant_line(n) for n in range(ROUNDS * MESSAGES)]
+    expected = sum(cost.usage_cost(MODEL, json.loads(line)["message"]["usage"]) for line in lines)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def hook(event: str, n: int) -> tuple[subprocess.Popen, int, bytes]:
@@ -65,18 +66,30 @@ def test_racing_hooks_charge_the_transcript_once(git_repo, gc_home, tmp_path, ta
             proc.kill()
         inv.check_hook_answer(proc.returncode, out.decode("utf-8", "replace"), 0, 1)
 
-    runs = [hook("stop" if n % 2 == 0 else "session-end", n) for n in range(HOOKS)]
-    for _, write, payload in runs:
-        go(write, payload)
-    for n, (proc, _, _) in enumerate(runs):
-        with race.attempt(f"hook {n}"):
-            answer(proc, 600)
-    with race.attempt("the goal after the race and one last session-end"):
-        last, write, payload = hook("session-end", HOOKS)  # the session ends: what a stop held back is charged now
+    for r in range(ROUNDS):
+        # The session spent more, and changed the tree (so the stops are never stuck): then the hooks race.
+        with open(transcript, "a") as fh:
+            fh.writelines(lines[r * MESSAGES:(r + 1) * MESSAGES])
+        (git_repo / "work.txt").write_text(f"round {r}\n")
+        runs = [hook("stop" if n % 2 == 0 else "session-end", n) for n in range(PER_ROUND)]
+        for _, write, payload in runs:
+            go(write, payload)
+        for n, (proc, _, _) in enumerate(runs):
+            with race.attempt(f"round {r}, hook {n}"):
+                answer(proc, 600)
+        with race.attempt(f"the goal after round {r}"):  # a stop holds the newest message back: at most this
+            so_far = sum(cost.usage_cost(MODEL, json.loads(line)["message"]["usage"])
+                         for line in lines[:(r + 1) * MESSAGES])
+            charged = inv.goal_doc(gc_home, goal.goal_id)["spent"]["makerDollars"]
+            if charged > so_far + 1e-9:
+                raise inv.Lost(f"the transcript so far costs ${so_far:.6f} and was charged ${charged:.6f}")
+    with race.attempt("the goal after the races and one last session-end"):
+        last, write, payload = hook("session-end", PER_ROUND)  # the session ends: what a stop held back is charged now
         go(write, payload)
         answer(last, 120)
         doc = inv.goal_doc(gc_home, goal.goal_id)
         inv.check_ledger(doc)
+        assert doc["state"] == "active", f"the goal ended during the race: {doc['state']} {doc.get('stopReason')}"
         charged = doc["spent"]["makerDollars"]
         if abs(charged - expected) > 1e-9:
             raise inv.Lost(f"the transcript costs ${expected:.6f} and was charged ${charged:.6f} "
