@@ -61,12 +61,20 @@ def check_never_decreases(before: dict | None, after: dict) -> None:
         raise Lost("iterations already in history changed or went away")
 
 
-def check_active_time(doc: dict, alive_seconds: float, slack: float = 1.0) -> None:
-    """Active time is at most the time some `goal run` was alive: the downtime between runs is never charged."""
-    active = doc["spent"]["activeSeconds"]
-    if active > alive_seconds + slack:
-        raise Lost(f"active time {active:.1f} s is more than the {alive_seconds:.1f} s the runs were alive "
-                   f"(the downtime between a kill and the next run was charged)")
+class ActiveTime:
+    """Active time is at most the time some `goal run` was alive (``alive``, added up by the test): the
+    downtime between a kill and the next run is never charged. Each overcharge is reported once, at the
+    attempt that made it, not again at every later one."""
+
+    def __init__(self, slack: float = 1.0) -> None:
+        self.alive, self.slack, self._reported = 0.0, slack, 0.0
+
+    def check(self, doc: dict) -> None:
+        over = doc["spent"]["activeSeconds"] - self.alive
+        if over > self._reported + self.slack:
+            newly, self._reported = over - self._reported, over
+            raise Lost(f"active time {doc['spent']['activeSeconds']:.1f} s is {newly:.1f} s more than the runs were "
+                       f"alive since the last check (the downtime between a kill and the next run was charged)")
 
 
 def processes_with(token: str) -> list[int]:
@@ -112,7 +120,7 @@ def _cmdline(pid: int) -> str:
         return str(pid)
 
 
-def check_hook_answer(code: int | None, out: str, seconds: float, bound: float) -> dict:
+def check_hook_answer(code: int | None, out: str, seconds: float = 0.0, bound: float = float("inf")) -> dict:
     """A hook exits 0 within ``bound`` seconds and prints nothing or one JSON object of Claude Code's
     fields, and no exception it did not expect reached its safety net. Returns the answer."""
     assert seconds < bound, f"the hook took {seconds:.1f} s (bound {bound:g} s)"

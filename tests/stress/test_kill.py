@@ -11,7 +11,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -68,9 +67,8 @@ class Oracle:
         if phase == "oracle call in flight":
             (self.ctl / "at-phase").touch()
             return delay(300, verdict(False))
-        if phase == "persisting":
-            # touched just before the answer goes out: the kill lands while the run persists the iteration
-            threading.Timer(0.0, (self.ctl / "at-phase").touch).start()
+        if phase == "persisting":  # the answer goes out now: the kill lands while the run persists it
+            (self.ctl / "at-phase").touch()
         return verdict(self.finish)
 
 
@@ -103,7 +101,7 @@ def test_kill_9_at_every_phase_then_the_next_run_carries_on(setup, git_repo, gc_
     goal_id, ctl, oracle, env, args, token = setup
     rows = {phase: tally(f"kill -9 of goal run: {phase}") for phase in PHASES}
     to_the_end = tally("kill -9 of goal run: the run after the kills ends it")
-    alive, before = 0.0, None
+    clock, before = inv.ActiveTime(), None
     for k in range(KILLS):
         phase = PHASES[k % len(PHASES)]
         with rows[phase].attempt(f"kill {k + 1} ({phase})"):
@@ -118,14 +116,14 @@ def test_kill_9_at_every_phase_then_the_next_run_carries_on(setup, git_repo, gc_
             finally:
                 run.kill()
                 run.wait()
-                alive += time.monotonic() - started
+                clock.alive += time.monotonic() - started
             err = run.stderr.read().decode("utf-8", "replace")[-500:]
             run.stderr.close()
             assert reached, f"the run after the previous kill did not reach {phase!r} (exit {run.returncode}): {err}"
             doc = inv.goal_doc(gc_home, goal_id)
             inv.check_ledger(doc)
             inv.check_never_decreases(before, doc)
-            inv.check_active_time(doc, alive)
+            clock.check(doc)
             before = doc
             inv.check_no_children(token)
         time.sleep(DOWNTIME)
@@ -134,13 +132,13 @@ def test_kill_9_at_every_phase_then_the_next_run_carries_on(setup, git_repo, gc_
         oracle.finish = True
         started = time.monotonic()
         done = subprocess.run(args, cwd=git_repo, env=env, capture_output=True, text=True, timeout=300)
-        alive += time.monotonic() - started
+        clock.alive += time.monotonic() - started
         assert done.returncode == 0, f"the last run exited {done.returncode}: {done.stderr[-500:]}"
         doc = inv.goal_doc(gc_home, goal_id)
         assert doc["state"] == "converged" and doc["pending"] is None, (doc["state"], doc["pending"])
         inv.check_ledger(doc)
         inv.check_never_decreases(before, doc)
-        inv.check_active_time(doc, alive)
+        clock.check(doc)
         inv.check_no_children(token)
     assert_clean(*rows.values(), to_the_end)
 
