@@ -22,6 +22,9 @@ pytestmark = pytest.mark.stress
 
 ROUNDS, PER_ROUND = sized(4, 3), sized(10, 6)  # 40 racing hooks in all (18 short)
 MESSAGES = 10  # new in the transcript at each round
+# Lines per message (Claude Code writes one per content block, each with the message's usage; it counts
+# once): a few MB a round, so that reading it keeps each hook between its load of the offsets and its charge.
+BLOCKS = 3000
 # `goal hook EVENT` through the console script's own entry, its slow path imported before the input
 # arrives: released at once, the hooks then meet at the goal file instead of finishing their imports in turn.
 PRELOADED = ("import sys; import goal_convergence.claude_code.hooks; from goal_convergence.entry import main; "
@@ -74,7 +77,7 @@ def test_racing_hooks_charge_the_transcript_once(git_repo, gc_home, tmp_path, ta
     for r in range(ROUNDS):
         # The session spent more, and changed the tree (so the stops are never stuck): then the hooks race.
         with open(transcript, "a") as fh:
-            fh.writelines(lines[r * MESSAGES:(r + 1) * MESSAGES])
+            fh.writelines(line * BLOCKS for line in lines[r * MESSAGES:(r + 1) * MESSAGES])
         (git_repo / "work.txt").write_text(f"round {r}\n")
         runs = [hook("stop" if n % 2 == 0 else "session-end", n) for n in range(PER_ROUND)]
         for _, write, payload in runs:
