@@ -96,20 +96,24 @@ def processes_with(token: str) -> list[int]:
     return found
 
 
-def check_no_children(token: str, grace: float = 3.0) -> None:
-    """No process started under ``token`` outlives its runner (past ``grace`` seconds). Survivors are
+def reap_survivors(token: str, grace: float = 3.0) -> list[str]:
+    """The processes started under ``token`` still alive ``grace`` seconds after their runner died. They are
     killed here, by pid, so that one failure does not spill into the next attempt."""
     deadline = time.monotonic() + grace
     while (left := processes_with(token)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if left:
-        described = [_cmdline(pid) for pid in left]
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        raise AssertionError(f"{len(left)} child process(es) outlived their `goal run`: {described}")
+    described = [_cmdline(pid) for pid in left]
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return described
+
+
+def check_no_children(survivors: list[str]) -> None:
+    """No child process outlives its `goal run` (``survivors``: what reap_survivors found)."""
+    assert not survivors, f"{len(survivors)} child process(es) outlived their `goal run`: {survivors}"
 
 
 def _cmdline(pid: int) -> str:
