@@ -16,7 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytest_plugins = ["tests.fakeapi"]
+pytest_plugins = ["tests.fakeapi", "tests.stress.report"]
 
 # ---- the tripwire ------------------------------------------------------------------------------
 # Recorded at import, before any fixture moves HOME: the home a test must never touch.
