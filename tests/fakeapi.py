@@ -126,6 +126,9 @@ MALFORMED = {
                                       "content": [{"text": "{}"}], "stop_reason": "end_turn",
                                       "usage": {"input_tokens": 1000, "output_tokens": 100}}).encode(),
     "not-an-object": b"[1, 2, 3]",
+    "usage-wrong-types": json.dumps({"id": "msg_fake", "type": "message", "role": "assistant", "model": "m",
+                                     "content": [{"type": "text", "text": "{}"}], "stop_reason": "end_turn",
+                                     "usage": {"input_tokens": "many", "output_tokens": None}}).encode(),
 }
 
 

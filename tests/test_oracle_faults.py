@@ -16,7 +16,7 @@ from tests.test_oracle import MODEL, api_env, judge, project  # noqa: F401 (fixt
 from tests.test_run import env, goal, load, new_goal, project as run_project  # noqa: F401 (fixtures)
 
 CHARGED = {"truncated": False, "empty": False, "not-json": False, "not-an-object": False, "no-usage": False,
-           "content-not-a-list": True, "block-without-type": True}
+           "usage-wrong-types": False, "content-not-a-list": True, "block-without-type": True}
 
 
 @pytest.mark.parametrize("kind", sorted(MALFORMED))

@@ -141,13 +141,14 @@ class AnthropicOracle:
             doc = None
         usage = doc.get("usage") if isinstance(doc, dict) else None
         try:
-            counted = _Usage.model_validate(usage).model_dump()
+            counted, well_formed = _Usage.model_validate(usage).model_dump(), True
         except ValidationError:
             sent = json.dumps([self.system, self.toolbox.definitions, messages])
             counted = {"input_tokens": token_estimate(sent), "output_tokens": MAX_OUTPUT_TOKENS}
+            well_formed = False  # a reply whose usage is garbled is not a message to trust either
         cost = Cost(dollars=pricing.usage_cost(self.model, counted), tokens=pricing.usage_tokens(counted))
         try:
-            return (_Reply.model_validate(doc) if usage is not None else None), cost
+            return (_Reply.model_validate(doc) if well_formed else None), cost
         except ValidationError:
             return None, cost
 
