@@ -175,12 +175,15 @@ def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run
     make_goal(project, session="s-owner")
     garbage = gc_home / "goals" / "goal-zzzzzzzz.json"
     garbage.write_text("{ this is not json")
-    answer = run_hook("stop", stop_input(project, session="s-unrelated"))
-    assert "decision" not in answer
+    # A Stop of a session with no goal looks at its binding file only; the next look at the index finds it.
+    assert run_hook("stop", stop_input(project, session="s-unrelated")) is None
+    answer = run_hook("session-start", {**stop_input(project, session="s-unrelated"), "source": "startup"})
     assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
     assert not garbage.exists()
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
-    assert run_hook("stop", stop_input(project, session="s-unrelated")) is None  # reported once
+    again = run_hook("session-start", {**stop_input(project, session="s-unrelated"), "source": "startup"})
+    assert "moved a broken file aside" not in again["systemMessage"]  # reported once
+    assert run_hook("stop", stop_input(project, session="s-owner"))["decision"] == "block"  # its goal carries on
 
 
 @pytest.mark.parametrize("payload", [b"not json", b"[]", json.dumps({"session_id": 5}).encode()])
@@ -292,14 +295,21 @@ def test_the_launcher_runs_the_cli_when_there_is_work(project):
 
 
 def counting_goal(tmp_path: Path) -> tuple[Path, Path]:
-    """A `goal` that counts its reads of the goal index (index.read lists the goals folder) into a log."""
+    """A `goal` that counts the fast path's looks at the goals into a log: its read of the index
+    (index.read lists the goals folder) or of the session's binding file (an os.open, whose audit
+    event has no mode; the store reads binding files with open(), which has one)."""
     log, goal = tmp_path / "index-reads.log", tmp_path / "bin" / "goal"
     goal.parent.mkdir()
     goal.write_text(f"""#!{sys.executable}
 import atexit, os, sys
 goals_dir = os.path.join(os.environ["GOAL_CONVERGENCE_HOME"], "goals")
 reads = []
-sys.addaudithook(lambda event, args: event == "os.scandir" and str(args[0]) == goals_dir and reads.append(event))
+def count(event, args):
+    if event == "os.scandir" and str(args[0]) == goals_dir:
+        reads.append(event)
+    elif event == "open" and args[1] is None and str(args[0]).startswith(os.path.join(goals_dir, "sessions")):
+        reads.append(event)
+sys.addaudithook(count)
 atexit.register(lambda: open({str(log)!r}, "a").write(f"{{len(reads)}}\\n"))
 from goal_convergence.entry import main
 main()

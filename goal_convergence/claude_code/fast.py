@@ -2,7 +2,8 @@
 
 Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
 module gives that answer on its own: it imports only the standard library and index.py (log.py
-and errors.py only on failure), so it costs a Python start and one read of the goal index. Anything
+and errors.py only on failure), so a Stop or SessionEnd costs a Python start and one stat of the
+session's binding file, and a SessionStart one read of the goal index. Anything
 that touches a goal is the slow path (hooks.py). The plugin's launcher imports this module straight
 from the plugin root, with ``python3 -S``, before it looks for the CLI.
 """
@@ -29,10 +30,15 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
     try:
         payload = json.loads(data)
         session_id = payload.get("session_id")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None  # the slow path validates the input and says what is wrong
     if not isinstance(session_id, str) or not session_id:
         return {}  # no session to bind a goal to: never act (and never hijack another session)
+    if event != "session-start":
+        # One stat, however many goals there are: the folder of bindings names this session's goal.
+        bound_here = index.binding(index.home(), session_id)
+        if bound_here is not None:
+            return None if bound_here else {}
     summaries = index.read(index.home())
     if summaries is None:
         return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
