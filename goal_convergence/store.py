@@ -23,7 +23,7 @@ from typing import TypeVar
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from . import index, schema
+from . import evidence_files, index, schema
 from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput, problems
 from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Model, TriageItem, now_iso
 
@@ -104,6 +104,8 @@ class Store:
 
     def _parse(self, kind: type[M], path: Path, text: str) -> M:
         doc = self._parse_json(path, text)
+        if kind is Goal:
+            doc = evidence_files.hydrate(path, doc)
         try:
             return kind.from_doc(doc)
         except ValidationError as exc:
@@ -176,6 +178,8 @@ class Store:
     def _save_locked(self, path: Path, item: Model, session_before: str | None = None) -> None:
         item.updated_at = now_iso()  # type: ignore[attr-defined]
         doc = self._validated_doc(item)
+        if isinstance(item, Goal):
+            doc = evidence_files.externalize(path, doc)
         self._write(path, doc)
         if isinstance(item, Goal):
             self._index_put(item.goal_id, doc, path)
