@@ -163,6 +163,7 @@ class Store:
             if path.exists():
                 raise InvalidInput(f"{item_id} already exists")
             self._save_locked(path, item)
+        self._ensure_bindings(item)
         return item
 
     def update(self, kind: type[M], item_id: str, change: Callable[[M], M | None]) -> M:
@@ -173,7 +174,14 @@ class Store:
             session_before = getattr(item, "session_id", None)
             item = change(item) or item
             self._save_locked(path, item, session_before)
+        self._ensure_bindings(item)
         return item
+
+    def _ensure_bindings(self, item: Model) -> None:
+        """A home without binding files (new, or from 0.1.0) gets all of them from a fresh index,
+        outside any goal's lock."""
+        if isinstance(item, Goal) and not index.sessions_dir(self.root).is_dir():
+            self.summaries()
 
     def _save_locked(self, path: Path, item: Model, session_before: str | None = None) -> None:
         item.updated_at = now_iso()  # type: ignore[attr-defined]

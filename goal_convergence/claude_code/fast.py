@@ -39,9 +39,12 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
         bound_here = index.binding(index.home(), session_id)
         if bound_here is not None:
             return None if bound_here else {}
-    summaries = index.read(index.home())
+    home = index.home()
+    summaries = index.read(home)
     if summaries is None:
         return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
+    if event != "session-start" and not index.sessions_dir(home).is_dir():
+        index.sync_bindings(home, {s["goalId"]: s for s in summaries})  # a home from 0.1.0: next time, one open
     bound = index.bound_to_session(summaries, session_id)
     if event == "session-start":
         if bound and payload.get("source") in RESUMING:
