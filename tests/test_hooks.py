@@ -171,10 +171,11 @@ def test_the_maker_running_the_oracles_model_is_refused_in_one_line(project, tmp
     assert load(goal.goal_id).spent.iterations == 0
 
 
-def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run(project, gc_home):
+@pytest.mark.parametrize("garbage_bytes", [b"{ this is not json", b"[" * 100_000, b"\xff\xfe"])
+def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run(project, gc_home, garbage_bytes):
     make_goal(project, session="s-owner")
     garbage = gc_home / "goals" / "goal-zzzzzzzz.json"
-    garbage.write_text("{ this is not json")
+    garbage.write_bytes(garbage_bytes)
     # A Stop of a session with no goal looks at its binding file only; the next look at the index finds it.
     assert run_hook("stop", stop_input(project, session="s-unrelated")) is None
     answer = run_hook("session-start", {**stop_input(project, session="s-unrelated"), "source": "startup"})
