@@ -138,17 +138,19 @@ def start_install() -> str | None:
         return not_installed()
     marker = target / "installing"
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        # private like the home: the log and the venv are the user's alone
+        target.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(target, 0o700)
         if marker.exists() and time.time() - marker.stat().st_mtime > STALE_INSTALL:
             marker.unlink()  # an install that was killed: try again
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except FileExistsError:
         return None  # another session started it and told its user
     except OSError as exc:
         return f"goal-convergence: cannot write {target} ({exc}); {not_installed()}"
     import subprocess
 
-    with open(target / "install.log", "ab") as log:
+    with os.fdopen(os.open(target / "install.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
         subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--install"], stdin=subprocess.DEVNULL,
                          stdout=log, stderr=log, start_new_session=True)
     return (f"goal-convergence: installing its Python package into {target / 'venv'} (about a minute, once "
@@ -171,10 +173,11 @@ def install() -> int:
                        check=True)
         (env_dir / ".installed").write_text(str(ROOT) + "\n", encoding="utf-8")
         return 0
-    except (OSError, subprocess.CalledProcessError) as exc:
-        (target / "install-failed.txt").write_text(
+    except (OSError, ValueError, subprocess.CalledProcessError) as exc:  # ValueError: venv cannot make the folder
+        failed = os.open(target / "install-failed.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fdopen(failed, "w", encoding="utf-8").write(
             f"installing {ROOT} into {env_dir} failed: {exc}\nsee {target / 'install.log'}; delete this file to "
-            f"let the plugin try again, or install the CLI yourself with `pipx install '{ROOT}'`\n", encoding="utf-8")
+            f"let the plugin try again, or install the CLI yourself with `pipx install '{ROOT}'`\n")
         return 1
     finally:
         (target / "installing").unlink(missing_ok=True)

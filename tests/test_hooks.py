@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -368,6 +370,20 @@ def test_session_start_says_nothing_of_an_install_another_session_is_running(pro
     (data / "installing").touch()
     assert run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"},
                     cmd=launch("session-start"), env=launcher_env(tmp_path, "/nonexistent")) is None
+
+
+def test_the_plugin_data_folder_and_install_files_are_private(project, tmp_path):
+    data = tmp_path / "plugin-data"
+    data.mkdir(mode=0o755)
+    (data / "venv").write_text("not a folder: the install fails at once")
+    answer = run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"},
+                      cmd=launch("session-start"), env=launcher_env(tmp_path, "/nonexistent"))
+    assert "installing its Python package" in answer["systemMessage"]
+    deadline = time.monotonic() + 60
+    while (data / "installing").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (data, data / "install.log", data / "install-failed.txt")}
+    assert modes == {"plugin-data": 0o700, "install.log": 0o600, "install-failed.txt": 0o600}
 
 
 def test_with_no_cli_a_slash_command_tells_the_model_too(project, tmp_path):
