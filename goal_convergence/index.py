@@ -66,7 +66,7 @@ def scan(root: Path) -> tuple[dict[str, list[int]], list[tuple[str, int]]]:
             name = entry.name
             if name.endswith(".json") and GOAL_ID_RE.fullmatch(name[:-5]):
                 on_disk[name[:-5]] = _stamp(entry.stat())
-            elif name.startswith(".") and name.endswith(".tmp"):
+            elif name.startswith(".") and name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
                 temps.append((name, entry.stat().st_mtime_ns))
     return on_disk, temps
 
@@ -135,12 +135,19 @@ def bind(root: Path, session_id: str | None, goal_id: str, bound: bool) -> None:
 
 def sync_bindings(root: Path, entries: dict[str, dict[str, Any]]) -> None:
     """Make the binding files say what the summaries say. A missing folder is built whole beside
-    it and renamed into place, so the fast path never trusts a half-written one."""
+    it and renamed into place, so the fast path never trusts a half-written one. A goal whose file
+    changed since its summary was made is left alone: its writer set its binding under its lock."""
     want = {s["sessionId"]: gid for gid, s in entries.items()
             if s.get("state") == "active" and isinstance(s.get("sessionId"), str) and SESSION_RE.fullmatch(s["sessionId"])}
     folder = sessions_dir(root)
+
+    def current(gid: str) -> bool:
+        try:
+            return entries.get(gid, {}).get("stamp") == file_stamp(root / "goals" / f"{gid}.json")
+        except OSError:
+            return gid not in entries
     if not folder.is_dir():
-        staging = folder.with_name(f".sessions.{os.getpid()}.tmp")
+        staging = folder.with_name(f".sessions.{os.getpid()}")
         staging.mkdir(mode=0o700, exist_ok=True)
         for session_id, gid in want.items():
             _write_small(staging / session_id, gid)
@@ -152,10 +159,16 @@ def sync_bindings(root: Path, entries: dict[str, dict[str, Any]]) -> None:
                 leftover.unlink()
             staging.rmdir()
     for path in folder.iterdir():
-        if path.name not in want:
-            path.unlink(missing_ok=True)
+        if path.name not in want and not path.name.startswith("."):
+            try:
+                named = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                named = ""
+            if not GOAL_ID_RE.fullmatch(named) or current(named):
+                path.unlink(missing_ok=True)
     for session_id, gid in want.items():
-        bind(root, session_id, gid, True)
+        if current(gid):
+            bind(root, session_id, gid, True)
 
 
 def _write_small(path: Path, text: str) -> None:
