@@ -28,6 +28,7 @@ from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInpu
 from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Model, TriageItem, now_iso
 
 M = TypeVar("M", bound=Model)
+T = TypeVar("T")
 
 _KINDS: dict[type[Model], tuple[str, re.Pattern[str]]] = {
     Goal: ("goals", GOAL_ID_RE),
@@ -104,12 +105,13 @@ class Store:
             fh.write(f"{path}\n{reason}\n")
         return dest
 
-    def _parse(self, kind: type[M], path: Path, text: str) -> M:
+    def _parse(self, kind: type[M], path: Path, text: str) -> tuple[M, dict]:
+        """The document as a model, and as the JSON it was validated from."""
         doc = self._parse_json(path, text)
         if kind is Goal:
             doc = evidence_files.hydrate(path, doc)
         try:
-            return kind.from_doc(doc)
+            return kind.from_doc(doc), doc  # type: ignore[return-value]
         except ValidationError as exc:
             raise CorruptFile(f"{path} is not a valid {kind.__name__}: {problems(exc)}") from None
 
@@ -122,19 +124,28 @@ class Store:
         except ValueError as exc:
             raise CorruptFile(f"{path} is not valid JSON ({exc})") from None
 
-    def _validated_doc(self, item: Model) -> dict:
+    def _validated_doc(self, item: Model, read: dict | None = None) -> dict:
         doc = item.dump()
+        check = doc
+        if read is not None and isinstance(read.get("history"), list) and isinstance(doc.get("history"), list):
+            # The iterations that are as they were read were validated then: a goal of 1,000 iterations
+            # must not pay for them again at every write.
+            old = read["history"]
+            check = {**doc, "history": [it for n, it in enumerate(doc["history"]) if n >= len(old) or it != old[n]]}
         try:  # in-place changes (a list appended to) skip validation: check the document we write
-            type(item).from_doc(doc)
+            type(item).from_doc(check)
         except ValidationError as exc:  # a bug of ours, never a user's: refuse to write a file we could not read back
             raise CorruptFile(f"refusing to write an invalid {type(item).__name__}: {problems(exc)}") from None
         return doc
 
     def _read(self, kind: type[M], path: Path) -> M:
         """Read one document; call it under the document's lock, since a broken one is moved away."""
+        return self._read_with_doc(kind, path)[0]
+
+    def _read_with_doc(self, kind: type[M], path: Path) -> tuple[M, dict]:
         return self._read_as(path, lambda text: self._parse(kind, path, text), "goal" if kind is Goal else "triage item")
 
-    def _read_as(self, path: Path, parse: Callable[[str], M], what: str) -> M:
+    def _read_as(self, path: Path, parse: Callable[[str], T], what: str) -> T:
         try:
             text = path.read_text(encoding="utf-8", errors="strict")
         except FileNotFoundError:
@@ -172,10 +183,10 @@ class Store:
         """Load, change and save one document under its lock: the only read-modify-write there is."""
         path = self.path_for(kind, item_id)
         with self.lock(path):
-            item = self._read(kind, path)
+            item, read = self._read_with_doc(kind, path)
             session_before = getattr(item, "session_id", None)
             item = change(item) or item
-            self._save_locked(path, item, session_before)
+            self._save_locked(path, item, session_before, read)
         self._ensure_bindings(item)
         return item
 
@@ -185,9 +196,9 @@ class Store:
         if isinstance(item, Goal) and not index.sessions_dir(self.root).is_dir():
             self.summaries()
 
-    def _save_locked(self, path: Path, item: Model, session_before: str | None = None) -> None:
+    def _save_locked(self, path: Path, item: Model, session_before: str | None = None, read: dict | None = None) -> None:
         item.updated_at = now_iso()  # type: ignore[attr-defined]
-        doc = self._validated_doc(item)
+        doc = self._validated_doc(item, read)
         if isinstance(item, Goal):
             doc = evidence_files.externalize(path, doc)
         self._write(path, doc)

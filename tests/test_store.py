@@ -305,3 +305,18 @@ def test_temp_files_of_killed_writes_are_removed_on_refresh(store, make_goal, gc
     path.write_text(path.read_text() + " ")  # changed behind the store's back: the next reader refreshes
     store.summaries()
     assert not old.exists() and fresh.exists()
+
+
+def test_an_old_iteration_changed_in_place_is_still_validated_before_a_write(store, make_goal):
+    from goal_convergence.models import Decision, Iteration
+
+    def record(n: int) -> Iteration:
+        return Iteration(number=n, started_at=now_iso(), ended_at=now_iso(), decision=Decision(action="continue"))
+
+    goal = store.create(make_goal(history=[record(1), record(2)]))
+    before = store.path_for(Goal, goal.goal_id).read_bytes()
+    with pytest.raises(CorruptFile, match="refusing to write an invalid Goal: history.0.number"):
+        store.update(Goal, goal.goal_id, lambda g: g.history[0].__dict__.update(number=0))  # past assignment checks
+    assert store.path_for(Goal, goal.goal_id).read_bytes() == before
+    store.update(Goal, goal.goal_id, lambda g: g.history.append(record(3)))  # untouched ones pass as read
+    assert [it.number for it in store.load(Goal, goal.goal_id).history] == [1, 2, 3]
