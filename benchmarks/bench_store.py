@@ -1,17 +1,22 @@
-"""How long `goal list --all` takes over 1,000 goal files (a full read: every file parsed and validated).
+"""The goal store at scale: `goal list` over 10,000 goal files, and one goal's file over 1,000 iterations.
 
-    python benchmarks/bench_store.py [--runs 5] [--history 6]
+    python benchmarks/bench_store.py [--quick] [--json]
 
-Each goal file is a copy of one real goal under a new id, with ``--history`` iterations of evidence
-(a failing test condition, a verdict, a decision): the size a goal reaches after a short run.
+- `goal list --all --json` over 10,000 goal files of 15 iterations of real evidence each (see
+  corpus.py), the index fresh: <= 1 s and <= 150 MB peak RSS, beside `goal --version` (the CLI's
+  start) measured in the same run.
+- One goal's file at 15, 100 and 1,000 iterations of the same real evidence: it grows by a small,
+  bounded record per iteration (the bytes an iteration adds from 100 to 1,000 no more than from 15
+  to 100, and under 4 KB), beside the evidence that iteration ran (kept in its side file).
+
+``--quick`` uses 1,000 goals and 200 iterations.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,69 +24,82 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from goal_convergence import goals  # noqa: E402
-from goal_convergence.models import ConditionEvidence, Decision, Iteration, Verdict, new_id, now_iso  # noqa: E402
+from common import Row, report  # noqa: E402
+from corpus import REPO, goal_with_history, many_goals, project, real_evidence  # noqa: E402
+
+from goal_convergence import evidence_files  # noqa: E402
 from goal_convergence.store import Store  # noqa: E402
 
-GOALS = 1000
+# Runs a command and prints its wall time and peak RSS: a fresh parent, so RUSAGE_CHILDREN is that command's alone.
+MEASURE = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, check=True)
+print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, len(done.stdout))
+"""
 
 
-def make_goals(home: Path, project: Path, history: int) -> None:
-    store = Store(home)
-    spec = goals.GoalSpec(objective="make the tests pass", project=project, checks=["python -m pytest -q"],
-                          oracle_provider="conditions")
-    goal = goals.new_goal(store, spec)
-    stamp = now_iso()
-    evidence = ConditionEvidence(index=0, type="test_pass", command="python -m pytest -q", passed=False, exit_code=1,
-                                 duration_seconds=1.5, output_tail="F" * 2000, output_bytes=4000,
-                                 failure_lines=[f"FAILED tests/test_{i}.py::test_x - assert 1 == 2" for i in range(5)])
-    goal.history = [Iteration(number=n, started_at=stamp, ended_at=stamp, conditions=[evidence],
-                              verdict=Verdict(converged=False, reasons=["test_x fails"], next_hint="fix x"),
-                              decision=Decision(action="continue", hint="fix x")) for n in range(1, history + 1)]
-    first = goal.dump()
-    folder = home / "goals"
-    for i in range(GOALS):
-        doc = {**first, "goalId": new_id("goal-"), "state": "converged" if i % 2 else "paused"}
-        (folder / f"{doc['goalId']}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    (folder / f"{goal.goal_id}.json").unlink()
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB and bytes printed by ``cmd``."""
+    out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], env=env, capture_output=True, text=True, check=True)
+    wall, rss_kb, printed = out.stdout.split()
+    return float(wall), int(rss_kb) / 1024, int(printed)
 
 
-def _child_cpu() -> float:
-    # CPU time, beside wall time: on a shared machine it moves much less with the load.
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def goal_list(work: Path, total: int, runs: int) -> list[Row]:
+    root = project(work / "project")
+    evidence = real_evidence(root)
+    home = work / "home"
+    many_goals(home, root, evidence, total, 15)
+    env = {**os.environ, "GOAL_CONVERGENCE_HOME": str(home), "PYTHONPATH": str(REPO)}
+    goal = [sys.executable, "-m", "goal_convergence"]
+    version = [run([*goal, "--version"], env) for _ in range(runs)]
+    listed = [run([*goal, "list", "--all", "--json"], env) for _ in range(runs)]
+    out = subprocess.run([*goal, "list", "--all", "--json"], env=env, capture_output=True, text=True, check=True)
+    assert len(json.loads(out.stdout)) == total
+    wall, base = statistics.median(w for w, _, _ in listed), statistics.median(w for w, _, _ in version)
+    rss, base_rss = max(r for _, r, _ in listed), max(r for _, r, _ in version)
+    size = sum(p.stat().st_size for p in (home / "goals").glob("goal-*.json")) // total
+    what = f"`goal list --all --json`, {total:,} goal files ({size // 1024} KB each, 15 iterations)"
+    return [Row(what, f"{wall:.2f} s", f"`goal --version`: {base:.2f} s", "≤ 1 s", wall <= 1.0, round(wall / base, 2)),
+            Row(what + ", peak RSS", f"{rss:.0f} MB", f"`goal --version`: {base_rss:.0f} MB", "≤ 150 MB", rss <= 150,
+                round(rss / base_rss, 2))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--history", type=int, default=6)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        home, project = Path(tmp) / "home", Path(tmp) / "project"
-        project.mkdir()
-        make_goals(home, project, args.history)
-        size = sum(p.stat().st_size for p in (home / "goals").glob("goal-*.json")) // GOALS
-        env = {**os.environ, "GOAL_CONVERGENCE_HOME": str(home), "PYTHONPATH": str(REPO)}  # this checkout's code
-        command = [sys.executable, "-m", "goal_convergence", "list", "--all", "--json"]
-        times, cpu = [], []
-        for _ in range(args.runs):
-            start, used = time.perf_counter(), _child_cpu()
-            out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-            times.append(time.perf_counter() - start)
-            cpu.append(_child_cpu() - used)
-            assert len(json.loads(out)) == GOALS
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import goal_convergence.cli"], env=env, check=True)
-        startup = time.perf_counter() - start
-        print(f"goal list --all over {GOALS} goal files ({args.history} iterations, {size:,} bytes each): "
-              f"median {statistics.median(times):.2f} s wall, {statistics.median(cpu):.2f} s CPU, "
-              f"min {min(times):.2f} s wall over {args.runs} runs "
-              f"(importing the CLI alone: {startup:.2f} s)")
+def growth(work: Path, long: int) -> list[Row]:
+    root = project(work / "project-growth")
+    evidence = real_evidence(root)
+    sizes = {}
+    for count in (15, 100, long):
+        home = work / f"growth-{count}"
+        goal = goal_with_history(home, root, evidence, count, session=None)
+        sizes[count] = Store(home).path_for(type(goal), goal.goal_id).stat().st_size
+    early = (sizes[100] - sizes[15]) / 85
+    late = (sizes[long] - sizes[100]) / (long - 100)
+    side = len(json.dumps({k: getattr(evidence, k) for k in ("output_head", "output_tail", "failure_lines")}))
+    ok = late <= 1.05 * early and late < 4096 and side > evidence_files.INLINE_CHARS
+    return [Row(f"goal file, one goal at 15 / 100 / {long:,} iterations of real evidence",
+                f"{sizes[15] // 1024} KB / {sizes[100] // 1024} KB / {sizes[long] // 1024} KB; "
+                f"{late:.0f} B per iteration past 100",
+                f"{early:.0f} B per iteration from 15 to 100; each iteration's evidence ({side // 1024} KB) beside it",
+                "a small, bounded record per iteration (< 4 KB, not growing)", ok, round(late / early, 2))]
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    total, long, runs = (1_000, 200, 3) if quick else (10_000, 1_000, 5)
+    work = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    os.environ["GOAL_CONVERGENCE_HOME"] = str(work / "scratch-home")
+    try:
+        started = time.perf_counter()
+        rows = goal_list(work, total, runs) + growth(work, long)
+        print(f"bench_store: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        return report(rows, argv)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

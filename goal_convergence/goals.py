@@ -249,9 +249,10 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
 
 
 def list_goals(store: Store, show_all: bool = False) -> list[dict]:
-    """Summaries of the open goals (or all of them), newest first. A full read of the goal files,
-    so broken ones are quarantined now and listed in ``store.quarantined``."""
-    found = [s for s in store.summaries(refresh=True) if show_all or s["state"] in OPEN_STATES]
+    """Summaries of the open goals (or all of them), newest first, from the index: only the goal
+    files changed since it was written are read, and the broken ones among them are quarantined
+    now and listed in ``store.quarantined``."""
+    found = [s for s in store.summaries() if show_all or s["state"] in OPEN_STATES]
     found.sort(key=lambda s: s["createdAt"], reverse=True)
     return [{k: v for k, v in s.items() if k != "stamp"} for s in found]
 

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -22,17 +23,20 @@ from typing import TypeVar
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from . import index, schema
+from . import evidence_files, index, schema
 from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput, problems
 from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Model, TriageItem, now_iso
 
 M = TypeVar("M", bound=Model)
+T = TypeVar("T")
 
 _KINDS: dict[type[Model], tuple[str, re.Pattern[str]]] = {
     Goal: ("goals", GOAL_ID_RE),
     TriageItem: ("triage", TRIAGE_ID_RE),
 }
 LOCK_TIMEOUT = 30.0
+# A write's temp file lives for milliseconds; one this old was left by a killed writer.
+STALE_TEMP_SECONDS = 600
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -88,7 +92,9 @@ class Store:
                 f"wait for it to finish (see `ps`) and try again") from None
 
     def _write(self, path: Path, doc: dict) -> None:
-        write_atomic(path, (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+        # Not indented: Python's JSON encoder in C does not indent, and the one that does took half
+        # of a Stop hook's time for a goal with 1,000 iterations. `goal status --json` prints it indented.
+        write_atomic(path, (json.dumps(doc, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
 
     def _quarantine(self, path: Path, reason: str) -> Path:
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
@@ -99,36 +105,56 @@ class Store:
             fh.write(f"{path}\n{reason}\n")
         return dest
 
-    def _parse(self, kind: type[M], path: Path, text: str) -> M:
+    def _parse(self, kind: type[M], path: Path, text: str) -> tuple[M, dict]:
+        """The document as a model, and as the JSON it was validated from."""
+        doc = self._parse_json(path, text)
+        if kind is Goal:
+            doc = evidence_files.hydrate(path, doc)
         try:
-            doc = schema.parse_json(text)
-        except ValueError as exc:
-            raise CorruptFile(f"{path} is not valid JSON ({exc})") from None
-        try:
-            return kind.from_doc(doc)
+            return kind.from_doc(doc), doc  # type: ignore[return-value]
         except ValidationError as exc:
             raise CorruptFile(f"{path} is not a valid {kind.__name__}: {problems(exc)}") from None
 
-    def _validated_doc(self, item: Model) -> dict:
+    @staticmethod
+    def _parse_json(path: Path, text: str) -> object:
+        try:
+            return schema.parse_json(text)
+        except RecursionError:  # `[` x 100,000: a file, not a bug of ours, so it is quarantined like any other
+            raise CorruptFile(f"{path} is not valid JSON (nested too deeply to read)") from None
+        except ValueError as exc:
+            raise CorruptFile(f"{path} is not valid JSON ({exc})") from None
+
+    def _validated_doc(self, item: Model, read: dict | None = None) -> dict:
         doc = item.dump()
+        check = doc
+        if read is not None and isinstance(read.get("history"), list) and isinstance(doc.get("history"), list):
+            # The iterations that are as they were read were validated then: a goal of 1,000 iterations
+            # must not pay for them again at every write.
+            old = read["history"]
+            check = {**doc, "history": [it for n, it in enumerate(doc["history"]) if n >= len(old) or it != old[n]]}
         try:  # in-place changes (a list appended to) skip validation: check the document we write
-            type(item).from_doc(doc)
+            type(item).from_doc(check)
         except ValidationError as exc:  # a bug of ours, never a user's: refuse to write a file we could not read back
             raise CorruptFile(f"refusing to write an invalid {type(item).__name__}: {problems(exc)}") from None
         return doc
 
     def _read(self, kind: type[M], path: Path) -> M:
         """Read one document; call it under the document's lock, since a broken one is moved away."""
+        return self._read_with_doc(kind, path)[0]
+
+    def _read_with_doc(self, kind: type[M], path: Path) -> tuple[M, dict]:
+        return self._read_as(path, lambda text: self._parse(kind, path, text), "goal" if kind is Goal else "triage item")
+
+    def _read_as(self, path: Path, parse: Callable[[str], T], what: str) -> T:
         try:
             text = path.read_text(encoding="utf-8", errors="strict")
         except FileNotFoundError:
-            what = "goal" if kind is Goal else "triage item"
             raise GoalNotFound(f"no {what} {path.stem}; run `goal list --all` or `goal triage list` to see them") from None
         except UnicodeDecodeError as exc:
             text, reason = None, f"{path} is not UTF-8 ({exc.reason})"
         if text is not None:
             try:
-                return self._parse(kind, path, text)
+                return parse(text)
             except CorruptFile as exc:
                 reason = str(exc)
         dest = self._quarantine(path, reason)
@@ -150,23 +176,38 @@ class Store:
             if path.exists():
                 raise InvalidInput(f"{item_id} already exists")
             self._save_locked(path, item)
+        self._ensure_bindings(item)
         return item
 
     def update(self, kind: type[M], item_id: str, change: Callable[[M], M | None]) -> M:
         """Load, change and save one document under its lock: the only read-modify-write there is."""
         path = self.path_for(kind, item_id)
         with self.lock(path):
-            item = self._read(kind, path)
+            item, read = self._read_with_doc(kind, path)
+            session_before = getattr(item, "session_id", None)
             item = change(item) or item
-            self._save_locked(path, item)
+            self._save_locked(path, item, session_before, read)
+        self._ensure_bindings(item)
         return item
 
-    def _save_locked(self, path: Path, item: Model) -> None:
+    def _ensure_bindings(self, item: Model) -> None:
+        """A home without binding files (new, or from 0.1.0) gets all of them from a fresh index,
+        outside any goal's lock."""
+        if isinstance(item, Goal) and not index.sessions_dir(self.root).is_dir():
+            self.summaries()
+
+    def _save_locked(self, path: Path, item: Model, session_before: str | None = None, read: dict | None = None) -> None:
         item.updated_at = now_iso()  # type: ignore[attr-defined]
-        doc = self._validated_doc(item)
+        doc = self._validated_doc(item, read)
+        if isinstance(item, Goal):
+            doc = evidence_files.externalize(path, doc)
         self._write(path, doc)
         if isinstance(item, Goal):
             self._index_put(item.goal_id, doc, path)
+            if index.sessions_dir(self.root).is_dir():  # else the next refresh of the index writes them all
+                if session_before != item.session_id:
+                    index.bind(self.root, session_before, item.goal_id, False)
+                index.bind(self.root, item.session_id, item.goal_id, item.state == "active")
 
     def _read_all(self, kind: type[M]) -> list[tuple[M, list[int]]]:
         """Every valid document of a kind with the stamp of the file it came from, taken under its
@@ -196,12 +237,7 @@ class Store:
     def _index_put(self, goal_id: str, doc: dict, path: Path) -> None:
         ipath = index.index_path(self.root)
         with self.lock(ipath):
-            try:
-                entries = json.loads(ipath.read_text(encoding="utf-8"))["goals"]
-            except (OSError, ValueError, KeyError, TypeError):
-                entries = {}
-            if not isinstance(entries, dict):
-                entries = {}
+            entries = index.cached(self.root)
             entries[goal_id] = index.summary(doc, index.file_stamp(path))
             self._write(ipath, {"goals": entries})
 
@@ -209,15 +245,64 @@ class Store:
         # Each summary keeps the stamp of the file as it was read: a goal written since then no
         # longer matches its stamp, so readers see the index as stale instead of trusting old news.
         entries = {g.goal_id: index.summary(g.dump(), stamp) for g, stamp in found}
+        self._index_write(entries)
+        return list(entries.values())
+
+    def _index_write(self, entries: dict[str, dict]) -> None:
         ipath = index.index_path(self.root)
         with self.lock(ipath):
             self._write(ipath, {"goals": entries})
-        return list(entries.values())
+        index.sync_bindings(self.root, entries)
 
     def summaries(self, refresh: bool = False) -> list[dict]:
-        """Goal summaries from the index; read from the goal files themselves when the index is
-        stale or ``refresh`` asks for a full read (which also quarantines broken files)."""
-        found = None if refresh else index.read(self.root)
-        if found is None:
-            found = self._index_rebuild(self._read_all(Goal))
-        return found
+        """Goal summaries from the index, brought up to date by re-reading only the goal files
+        whose stamp changed (which also quarantines the broken ones among them); ``refresh`` asks
+        for a full read that validates every goal file with the models."""
+        if refresh:
+            return self._index_rebuild(self._read_all(Goal))
+        self._dir("goals")
+        on_disk, temps = index.scan(self.root)
+        entries = index.cached(self.root)
+        stale = index.changed(entries, on_disk)
+        if not stale and entries.keys() == on_disk.keys():
+            if not index.sessions_dir(self.root).is_dir():
+                index.sync_bindings(self.root, entries)
+            return list(entries.values())
+        self._remove_temps(temps)
+        entries = {gid: e for gid, e in entries.items() if gid in on_disk}
+        for gid in stale:
+            entries.pop(gid, None)
+            found = self._summarise(gid)
+            if found is not None:
+                entries[gid] = found
+        self._index_write(entries)
+        return list(entries.values())
+
+    def _summarise(self, goal_id: str) -> dict | None:
+        """The summary of one goal file from its JSON alone (no models: a stale index at 10,000
+        goals must not cost 10,000 validations); a file that cannot give one is quarantined."""
+        path = self.root / "goals" / f"{goal_id}.json"
+
+        def parse(text: str) -> dict:
+            doc = self._parse_json(path, text)
+            try:
+                index.check(doc, goal_id)
+            except ValueError as exc:
+                raise CorruptFile(f"{path} is not a valid Goal: {exc}") from None
+            return doc  # type: ignore[return-value]
+
+        try:
+            with self.lock(path):
+                return index.summary(self._read_as(path, parse, "goal"), index.file_stamp(path))
+        except CorruptFile as exc:
+            self.quarantined.append((exc.moved_to, exc.reason))
+        except (GoalNotFound, FileNotFoundError):
+            pass  # removed since the folder was listed
+        return None
+
+    def _remove_temps(self, temps: list[tuple[str, int]]) -> None:
+        """Temp files of writes that were killed before their rename: nothing will ever read them."""
+        cutoff = time.time_ns() - STALE_TEMP_SECONDS * 10**9
+        for name, mtime in temps:
+            if mtime < cutoff:
+                (self.root / "goals" / name).unlink(missing_ok=True)

@@ -235,10 +235,11 @@ def install() -> int:
                        check=True)
         switch(key)
         return 0
-    except (OSError, subprocess.CalledProcessError) as exc:
-        (target / "install-failed.txt").write_text(
-            f"installing {ROOT} into {env_dir} failed: {exc}\nsee {target / 'install.log'}; delete this file to "
-            f"let the plugin try again, or install the CLI yourself with `pipx install '{ROOT}'`\n", encoding="utf-8")
+    except (OSError, ValueError, subprocess.CalledProcessError) as exc:  # ValueError: venv cannot make the folder
+        failed = os.open(target / "install-failed.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(failed, "w", encoding="utf-8") as fh:
+            fh.write(f"installing {ROOT} into {env_dir} failed: {exc}\nsee {target / 'install.log'}; delete this "
+                     f"file to let the plugin try again, or install the CLI yourself with `pipx install '{ROOT}'`\n")
         return 1
     finally:
         (target / "installing").unlink(missing_ok=True)

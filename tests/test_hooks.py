@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -195,16 +197,20 @@ def test_the_maker_running_the_oracles_model_is_refused_in_one_line(project, tmp
     assert load(goal.goal_id).spent.iterations == 0
 
 
-def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run(project, gc_home):
+@pytest.mark.parametrize("garbage_bytes", [b"{ this is not json", b"[" * 100_000, b"\xff\xfe"])
+def test_a_broken_goal_file_is_quarantined_and_reported_while_other_sessions_run(project, gc_home, garbage_bytes):
     make_goal(project, session="s-owner")
     garbage = gc_home / "goals" / "goal-zzzzzzzz.json"
-    garbage.write_text("{ this is not json")
-    answer = run_hook("stop", stop_input(project, session="s-unrelated"))
-    assert hooks.feedback(answer) is None
+    garbage.write_bytes(garbage_bytes)
+    # A Stop of a session with no goal looks at its binding file only; the next look at the index finds it.
+    assert run_hook("stop", stop_input(project, session="s-unrelated")) is None
+    answer = run_hook("session-start", {**stop_input(project, session="s-unrelated"), "source": "startup"})
     assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
     assert not garbage.exists()
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
-    assert run_hook("stop", stop_input(project, session="s-unrelated")) is None  # reported once
+    again = run_hook("session-start", {**stop_input(project, session="s-unrelated"), "source": "startup"})
+    assert "moved a broken file aside" not in again["systemMessage"]  # reported once
+    assert run_hook("stop", stop_input(project, session="s-owner"))["decision"] == "block"  # its goal carries on
 
 
 @pytest.mark.parametrize("payload", [b"not json", b"[]", json.dumps({"session_id": 5}).encode()])
@@ -316,14 +322,21 @@ def test_the_launcher_runs_the_cli_when_there_is_work(project):
 
 
 def counting_goal(tmp_path: Path) -> tuple[Path, Path]:
-    """A `goal` that counts its reads of the goal index (index.read lists the goals folder) into a log."""
+    """A `goal` that counts the fast path's looks at the goals into a log: its read of the index
+    (index.read lists the goals folder) or of the session's binding file (an os.open, whose audit
+    event has no mode; the store reads binding files with open(), which has one)."""
     log, goal = tmp_path / "index-reads.log", tmp_path / "bin" / "goal"
     goal.parent.mkdir()
     goal.write_text(f"""#!{sys.executable}
 import atexit, os, sys
 goals_dir = os.path.join(os.environ["GOAL_CONVERGENCE_HOME"], "goals")
 reads = []
-sys.addaudithook(lambda event, args: event == "os.scandir" and str(args[0]) == goals_dir and reads.append(event))
+def count(event, args):
+    if event == "os.scandir" and str(args[0]) == goals_dir:
+        reads.append(event)
+    elif event == "open" and args[1] is None and str(args[0]).startswith(os.path.join(goals_dir, "sessions")):
+        reads.append(event)
+sys.addaudithook(count)
 atexit.register(lambda: open({str(log)!r}, "a").write(f"{{len(reads)}}\\n"))
 from goal_convergence.entry import main
 main()
@@ -381,6 +394,20 @@ def test_session_start_says_nothing_of_an_install_another_session_is_running(pro
     (data / "installing").touch()
     assert run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"},
                     cmd=launch("session-start"), env=launcher_env(tmp_path, "/nonexistent")) is None
+
+
+def test_the_plugin_data_folder_and_install_files_are_private(project, tmp_path):
+    data = tmp_path / "plugin-data"
+    data.mkdir(mode=0o755)
+    (data / "venv").write_text("not a folder: the install fails at once")
+    answer = run_hook("session-start", {"session_id": "s-new", "cwd": str(project), "source": "startup"},
+                      cmd=launch("session-start"), env=launcher_env(tmp_path, "/nonexistent"))
+    assert "installing its Python package" in answer["systemMessage"]
+    deadline = time.monotonic() + 60
+    while (data / "installing").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (data, data / "install.log", data / "install-failed.txt")}
+    assert modes == {"plugin-data": 0o700, "install.log": 0o600, "install-failed.txt": 0o600}
 
 
 def test_with_no_cli_a_slash_command_tells_the_model_too(project, tmp_path):

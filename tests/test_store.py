@@ -36,6 +36,8 @@ def test_files_are_0600_and_folders_0700(store, make_goal, gc_home):
     for folder in ("goals", "locks"):
         assert mode(gc_home / folder) == 0o700
     for path in (gc_home / "goals").iterdir():
+        assert mode(path) == (0o700 if path.is_dir() else 0o600), path
+    for path in (gc_home / "goals" / "sessions").iterdir():
         assert mode(path) == 0o600, path
     assert not list((gc_home / "goals").glob(".*.tmp")), "a temp file was left behind"
 
@@ -251,3 +253,70 @@ def test_updated_at_moves_on_every_write(store, make_goal):
     time.sleep(0.002)
     later = store.update(Goal, goal.goal_id, lambda g: None)
     assert later.updated_at > goal.updated_at and later.updated_at <= now_iso()
+
+
+# ---- any unreadable file, quarantined without harm (issue 12 items 7 and 14) ---------------------
+
+UNREADABLE = {"nested": b"[" * 100_000, "not utf-8": b"\xff\xfe{}", "invalid": b"{\"goalId\": 5}"}
+
+
+@pytest.mark.parametrize("how", sorted(UNREADABLE))
+def test_an_unreadable_goal_file_is_quarantined_by_the_next_refresh_and_nothing_else_is_affected(
+        store, make_goal, gc_home, how):
+    good = store.create(make_goal(session_id="s-1"))
+    bad = gc_home / "goals" / "goal-zzzzzzzz.json"
+    bad.write_bytes(UNREADABLE[how])
+    assert [s["goalId"] for s in store.summaries()] == [good.goal_id]
+    [(moved, reason)] = store.quarantined
+    assert not bad.exists() and moved.read_bytes() == UNREADABLE[how] and "goal-zzzzzzzz.json" in reason
+    assert index.read(gc_home) is not None and store.load(Goal, good.goal_id) == good
+    with pytest.raises(GoalNotFound):
+        store.load(Goal, "goal-zzzzzzzz")
+
+
+@pytest.mark.parametrize("how", sorted(UNREADABLE))
+def test_an_unreadable_triage_file_is_quarantined_by_a_full_read(store, gc_home, how):
+    store._dir("triage")
+    (gc_home / "triage" / "tri-zzzzzzzz.json").write_bytes(UNREADABLE[how])
+    assert store.iter_all(TriageItem) == []
+    [(moved, _)] = store.quarantined
+    assert moved.read_bytes() == UNREADABLE[how]
+
+
+def test_a_goal_file_whose_id_is_not_its_name_is_quarantined_and_the_index_stays_fresh(store, make_goal, gc_home):
+    goal = store.create(make_goal())
+    path = store.path_for(Goal, goal.goal_id)
+    path.rename(path.with_name("goal-zzzzzzzz.json"))  # a copy by hand, renamed
+    store.summaries()
+    [(moved, reason)] = store.quarantined
+    assert "does not match the file name goal-zzzzzzzz" in reason and moved.name.startswith("goal-zzzzzzzz.json")
+    assert index.read(gc_home) == []
+
+
+def test_temp_files_of_killed_writes_are_removed_on_refresh(store, make_goal, gc_home):
+    goal = store.create(make_goal())
+    old, fresh = gc_home / "goals" / f".{goal.goal_id}.json.abc.tmp", gc_home / "goals" / f".{goal.goal_id}.json.def.tmp"
+    old.write_text("{half")
+    fresh.write_text("{in flight")
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    store.update(Goal, goal.goal_id, lambda g: None)
+    path = store.path_for(Goal, goal.goal_id)
+    path.write_text(path.read_text() + " ")  # changed behind the store's back: the next reader refreshes
+    store.summaries()
+    assert not old.exists() and fresh.exists()
+
+
+def test_an_old_iteration_changed_in_place_is_still_validated_before_a_write(store, make_goal):
+    from goal_convergence.models import Decision, Iteration
+
+    def record(n: int) -> Iteration:
+        return Iteration(number=n, started_at=now_iso(), ended_at=now_iso(), decision=Decision(action="continue"))
+
+    goal = store.create(make_goal(history=[record(1), record(2)]))
+    before = store.path_for(Goal, goal.goal_id).read_bytes()
+    with pytest.raises(CorruptFile, match="refusing to write an invalid Goal: history.0.number"):
+        store.update(Goal, goal.goal_id, lambda g: g.history[0].__dict__.update(number=0))  # past assignment checks
+    assert store.path_for(Goal, goal.goal_id).read_bytes() == before
+    store.update(Goal, goal.goal_id, lambda g: g.history.append(record(3)))  # untouched ones pass as read
+    assert [it.number for it in store.load(Goal, goal.goal_id).history] == [1, 2, 3]

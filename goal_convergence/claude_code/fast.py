@@ -2,7 +2,8 @@
 
 Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
 module gives that answer on its own: it imports only the standard library and index.py (log.py
-and errors.py only on failure), so it costs a Python start and one read of the goal index. Anything
+and errors.py only on failure), so a Stop or SessionEnd costs a Python start and one stat of the
+session's binding file, and a SessionStart one read of the goal index. Anything
 that touches a goal is the slow path (hooks.py). The plugin's launcher imports this module straight
 from the plugin root, with ``python3 -S``, before it looks for the CLI.
 """
@@ -29,13 +30,21 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
     try:
         payload = json.loads(data)
         session_id = payload.get("session_id")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None  # the slow path validates the input and says what is wrong
     if not isinstance(session_id, str) or not session_id:
         return {}  # no session to bind a goal to: never act (and never hijack another session)
-    summaries = index.read(index.home())
+    if event != "session-start":
+        # One stat, however many goals there are: the folder of bindings names this session's goal.
+        bound_here = index.binding(index.home(), session_id)
+        if bound_here is not None:
+            return None if bound_here else {}
+    home = index.home()
+    summaries = index.read(home)
     if summaries is None:
         return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
+    if event != "session-start" and not index.sessions_dir(home).is_dir():
+        index.sync_bindings(home, {s["goalId"]: s for s in summaries})  # a home from 0.1.0: next time, one open
     bound = index.bound_to_session(summaries, session_id)
     if event == "session-start":
         if bound and payload.get("source") in RESUMING:

@@ -195,9 +195,7 @@ def _list(call: _Call) -> Reply:
     show_all = call.args == ["--all"]
     if call.args and not show_all:
         raise InvalidInput(f"`list` takes only --all (got {' '.join(call.args)})")
-    call.store.iter_all(Goal)  # a full read: quarantines broken files and refreshes the index
-    found = sorted((s for s in call.store.summaries() if show_all or s["state"] in OPEN_STATES),
-                   key=lambda s: s["createdAt"], reverse=True)
+    found = goals.list_goals(call.store, show_all)
     listed = "\n\n".join(filter(None, [render.goal_table(found), quarantine.notice(call.store.root)]))
     return Reply(f"{listed}\n\nShow this list to the user; do not start work because of it.")
 

@@ -4,6 +4,7 @@ the scripted Messages API: the maker is Claude Code itself, the oracle the `anth
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,10 @@ def test_a_goal_outlives_its_session_and_resume_in_another_carries_it_to_converg
     scripted(claude, {0: fix_add(calc), 1: [text("I have to stop here.")]})
     first = claude.run(NEW_GOAL, "--max-turns", "4")[-1]
     assert first["subtype"] == "error_max_turns"  # the session ended with the goal open
+    # SessionEnd detaches the goal in a child of its own session, which may finish after Claude Code exits
+    deadline = time.monotonic() + 30
+    while the_goal().active_since is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
     left = the_goal()
     assert (left.state, left.session_id, left.spent.iterations) == ("active", first["session_id"], 2)
     assert left.active_since is None  # SessionEnd detached it: its clock is stopped

@@ -1,0 +1,97 @@
+"""The bulky evidence of each iteration, kept beside the goal file instead of in it.
+
+A goal file is read, validated and rewritten at every stop, so whatever it holds per iteration is
+paid for at every later stop. Each iteration's record stays in the goal file, complete in every
+field the loop reads back (numbers, fingerprints, census, integrity, verdict, decision, costs),
+and the goal file stays the one source of truth for state and counters. What only a person or the
+oracle reads about the latest runs, the output heads and tails and the failure lines past the
+first, moves to ``goals/<goalId>.d/iteration-<n>.json`` once a record carries more than
+``INLINE_CHARS`` of it; loading a goal puts it back into the last ``HYDRATED`` iterations, which
+is all that reads it (the oracle's recent iterations, the status page, the Stop hook's reason,
+triage, the integrity guard's previous run).
+
+Records under the limit (files written by 0.1.0 among them) are left as they are, so a goal that
+is loaded and saved without a change is saved unchanged. Only this module and store.py touch
+these files; the functions take and give plain documents (camelCase, as on disk).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+BULKY = ("outputHead", "outputTail", "failureLines")
+INLINE_CHARS = 2_000  # the evidence one iteration may keep in the goal file itself
+HYDRATED = 3  # the latest iterations that get their evidence back on load
+KEPT_FAILURE_CHARS = 300  # the first failure line stays in the record, for what reads only that
+
+
+def folder(goal_path: Path) -> Path:
+    return goal_path.with_name(goal_path.stem + ".d")
+
+
+def _file(goal_path: Path, number: int) -> Path:
+    return folder(goal_path) / f"iteration-{number}.json"
+
+
+def _size(condition: dict[str, Any]) -> int:
+    return (len(condition.get("outputHead") or "") + len(condition.get("outputTail") or "")
+            + sum(len(line) for line in condition.get("failureLines") or []))
+
+
+def externalize(goal_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """The document to write: ``doc`` with the bulky evidence of its large records moved to side
+    files (written first, so a goal file never points at evidence that is not there)."""
+    history = doc.get("history") or []
+    if not any(sum(_size(c) for c in it.get("conditions") or []) > INLINE_CHARS for it in history):
+        return doc
+    compact = []
+    for it in history:
+        conditions = it.get("conditions") or []
+        if sum(_size(c) for c in conditions) <= INLINE_CHARS:
+            compact.append(it)
+            continue
+        path = _file(goal_path, it["number"])
+        if not path.exists():  # an iteration never changes once recorded: its file is written once
+            _write(path, {"conditions": [{k: c.get(k) for k in BULKY} for c in conditions]})
+        compact.append({**it, "conditions": [_compact(c) for c in conditions]})
+    return {**doc, "history": compact}
+
+
+def _compact(condition: dict[str, Any]) -> dict[str, Any]:
+    first = (condition.get("failureLines") or [])[:1]
+    return {**condition, "outputHead": "", "outputTail": "", "failureLines": [line[:KEPT_FAILURE_CHARS] for line in first]}
+
+
+def hydrate(goal_path: Path, doc: Any) -> Any:
+    """``doc`` as read, with the evidence of its latest iterations put back from their side files.
+    A missing or unreadable side file leaves the compact record: evidence is never worth failing a load."""
+    history = doc.get("history") if isinstance(doc, dict) else None
+    if not isinstance(history, list) or not folder(goal_path).is_dir():
+        return doc
+    for it in history[-HYDRATED:]:
+        if not isinstance(it, dict) or type(it.get("number")) is not int or not isinstance(it.get("conditions"), list):
+            continue  # the models refuse it next, and say why
+        try:
+            with open(_file(goal_path, it["number"]), encoding="utf-8") as fh:
+                kept = json.load(fh)["conditions"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(kept, list) and len(kept) == len(it["conditions"]):
+            it["conditions"] = [{**c, **{k: v for k, v in (side or {}).items() if k in BULKY}}
+                                if isinstance(c, dict) and isinstance(side, dict) else c
+                                for c, side in zip(it["conditions"], kept, strict=True)]
+    return doc
+
+
+def _write(path: Path, doc: dict[str, Any]) -> None:
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, ensure_ascii=False, separators=(",", ":"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
