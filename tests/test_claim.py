@@ -175,12 +175,23 @@ def test_children_of_a_killed_run_die_with_it_and_the_next_run_reaps_the_rest(st
         (sleep_pid,) = wait_for(sleeping)
         shell = orphans.stat(sleep_pid)
         assert shell is not None and shell.pgid != os.getpgid(first.pid)  # a process group of its own
+
+        def recorded() -> bool:  # the shell can start its sleep before the run has written the group down
+            try:
+                doc = json.loads((store.root / claim.RUNS / f"{goal_id}.children.json").read_text())
+            except (OSError, ValueError):
+                return False
+            return shell.pgid in [g["pgid"] for g in doc["groups"]]
+
+        wait_for(recorded, 10)
+        leader = orphans.started(shell.pgid)
+        assert leader is not None  # the shell that leads the group
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
 
     def shell_gone() -> bool:
-        return not orphans.alive(shell.pgid, shell.started)  # the maker's shell: killed by the kernel with its parent
+        return not orphans.alive(shell.pgid, leader)  # the maker's shell: killed by the kernel with its parent
 
     wait_for(shell_gone, 10)
     assert orphans.alive(sleep_pid, orphans.started(sleep_pid))  # its own child is out of the kernel's reach
