@@ -63,10 +63,10 @@ class LineReader:
         self._carry += part
 
 
-# Bytes that ordinary output rarely holds: control bytes a decoder removes and the lead bytes of
-# UTF-8 marks. One C pass over a block keeps only these (``bytes.translate``), so keys made of them
-# cost that pass together, not a pass each.
-_RARE = bytes([0, 13, 27, *range(0xC0, 0x100)])
+# Bytes that ordinary output rarely holds: a tab, "!", control bytes a decoder removes and the lead
+# bytes of UTF-8 marks. One C pass over a block keeps only these (``bytes.translate``), so keys gated
+# behind them cost that pass together, not a pass each.
+_RARE = bytes([0, 9, 13, 27, ord("!"), *range(0xC0, 0x100)])
 _COMMON = bytes(b for b in range(256) if b not in _RARE)
 # Every scanner of one output is handed the same block (``LineScanners``): what one key was found to
 # hold there is kept for the block, so a key two scanners share costs one pass. Per thread, because
@@ -99,7 +99,7 @@ class Keys:
         self._patterns = [re.compile(p) for p in patterns]
         self._gated = rare + gated
         if any(len(gate) != 1 or gate not in _RARE for gate, _ in self._gated):
-            raise ValueError("a gate is one rare byte (a control byte or the lead byte of a UTF-8 character)")
+            raise ValueError("a gate is one rare byte (a tab, \"!\", a control byte or the lead byte of a UTF-8 character)")
 
     def starts(self, block: bytes) -> list[int]:
         """Where the lines of ``block`` that hold a key start, in order."""
@@ -108,7 +108,7 @@ class Keys:
         if self._gated:
             if (rare := memo.get(_RARE)) is None:
                 rare = memo[_RARE] = block.translate(None, _COMMON)
-            for key in (key for gate, keys in self._gated if gate in rare for key in keys):  # type: ignore[operator]
+            for key in (key for gate, keys in self._gated if gate in rare for key in keys):  # type: ignore
                 found.update(_at(memo, key, lambda key=key: _literal(block, key)))
         for key in self._literals:
             found.update(_at(memo, key, lambda key=key: _literal(block, key)))
