@@ -99,7 +99,7 @@ class Keys:
         self._patterns = [re.compile(p) for p in patterns]
         self._gated = rare + gated
         if any(len(gate) != 1 or gate not in _RARE for gate, _ in self._gated):
-            raise ValueError("a gate is one rare byte (a tab, \"!\", a control byte or the lead byte of a UTF-8 character)")
+            raise ValueError("a gate is one rare byte: a tab, \"!\", a control byte or a UTF-8 lead byte")
 
     def starts(self, block: bytes) -> list[int]:
         """Where the lines of ``block`` that hold a key start, in order."""
