@@ -37,11 +37,13 @@ _MAX_LINE, _JEST_LINES = 4096, 2000  # jest: how long its describe headings are 
 _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a set lookup a line
 # A line that holds none of these keys matches no rule below: lines without one are never split out
 # of their block, unless every line counts (``_busy``). Case-sensitive, as the rules are; NUL, ESC and
-# CR are keys because decoding removes them.
-_KEYS = Keys((b"PASS", b"FAIL", b"ERROR", b"SKIP", b" ... ", b"Ran ", b"Running ", b"Doc-tests ", b"=== RUN",
-              b"--- ", b"test result: ", b"Tests", b"  \t", b"no tests ran", b"\r", b"\x1b", b"\x00"),
+# CR are keys because decoding removes them. unittest's "Ran N tests in 0.1s" and pytest's "no tests
+# ran in 0.1s" are found by the pattern; go's "ok  \tpkg" behind its tab.
+_KEYS = Keys((b"PASS", b"FAIL", b"ERROR", b"SKIP", b" ... ", b"Running ", b"Doc-tests ", b"=== RUN",
+              b"--- ", b"test result: ", b"Tests", b"\r", b"\x1b", b"\x00"),
              (rb" in \d+(?:\.\d+)?s",),
-             ((b"\xe2", (b"\xe2\x9c", "↓".encode(), "√".encode(), "❯".encode(), "○".encode())), (b"\xc3", ("×".encode(),))))
+             ((b"\xe2", (b"\xe2\x9c", "↓".encode(), "√".encode(), "❯".encode(), "○".encode())),
+              (b"\xc3", ("×".encode(),)), (b"\t", (b"  \t",))))
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"

@@ -23,6 +23,7 @@ from . import census, mask
 from .coverage import CoverageLines, parse_coverage
 from .errors import GoalConvergenceError, InvalidInput
 from .extract import PASS_FINGERPRINT, FailureScanner, fingerprint
+from .lines import LineScanners
 from .models import ConditionEvidence, Goal, StoppingCondition
 from .process import Capture, missing_command, run, shell
 
@@ -72,7 +73,7 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     except InvalidInput as e:
         return [evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))]
     failures, tests = FailureScanner(), census.CensusScanner()
-    capture = Capture([failures, tests] + ([coverage] if coverage is not None else []))
+    capture = Capture([LineScanners([failures, tests] + ([coverage] if coverage is not None else []))])
     # pytest writes its JUnit XML here (census.runner_env), in a folder of this run's own.
     try:
         folder: Path | None = Path(tempfile.mkdtemp(prefix="goal-census-"))

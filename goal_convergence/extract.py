@@ -35,11 +35,14 @@ _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 # A line that holds none of these keys matches no rule below (the ruff code line aside: it counts
 # only before a " --> " line, which holds one): lines without one are never split out of their block.
 # Keys are case-sensitive, as the rules are; NUL, ESC and CR are keys because decoding removes them.
+# A key may find more lines than its rule takes (": E501" for ruff's "a.py:1:2: E501"): a line read
+# that matches no rule changes nothing, and a pattern with a literal start is a faster pass.
 _KEYS = Keys((b"FAIL", b"ERROR", b"Exception: ", b"Traceback (most", b"-->", b"_test.go:", b"Expected:",
-              b"Received:", b"Interrupted: ", b"Found ", b"\r", b"\x1b", b"\x00"),
+              b"Received:", b"Found ", b"\r", b"\x1b", b"\x00"),
              (rb"\n(?:E\s|/|[ \t]+\d+:\d+[ \t]+(?:error|warning)|[^\w\n]*\d+ (?:failed|error|\w+, ))",
-              rb":\d+:\d+: [A-Z]+\d", rb"rror(?:: |\[| TS)", rb"panic(?:ked at|: )", rb"Test[^\n]*\d failed"),
-             ((b"\xe2", ("✕".encode(), "✖".encode(), "●".encode(), "→".encode())), (b"\xc3", ("×".encode(),))))
+              rb": [A-Z]+\d", rb"rror(?:: |\[| TS)", rb"panic(?:ked at|: )", rb"Test[^\n]*\d failed"),
+             ((b"\xe2", ("✕".encode(), "✖".encode(), "●".encode(), "→".encode())), (b"\xc3", ("×".encode(),)),
+              (b"!", (b"Interrupted: ",))))
 # The words of a generic line (lowercased), looked for only until enough generic lines are kept.
 _GENERIC_KEYS = Keys((b"error", b"fail", b"assert", b"exception", b"traceback", b"panic"))
 

@@ -12,6 +12,7 @@ Python step a line.
 from __future__ import annotations
 
 import re
+import threading
 
 # The longest line kept whole. Every consumer cuts its lines far shorter, so a line cut here reads
 # the same as whole; memory stays bounded under output that never prints a newline.
@@ -62,6 +63,28 @@ class LineReader:
         self._carry += part
 
 
+# Bytes that ordinary output rarely holds: a tab, "!", control bytes a decoder removes and the lead
+# bytes of UTF-8 marks. One C pass over a block keeps only these (``bytes.translate``), so keys gated
+# behind them cost that pass together, not a pass each.
+_RARE = bytes([0, 9, 13, 27, ord("!"), *range(0xC0, 0x100)])
+_COMMON = bytes(b for b in range(256) if b not in _RARE)
+# Every scanner of one output is handed the same block (``LineScanners``): what one key was found to
+# hold there is kept for the block, so a key two scanners share costs one pass. Per thread, because
+# conditions run at once.
+_found = threading.local()
+
+
+def _memo(block: bytes) -> dict[object, object]:
+    # Two blocks: a scanner also looks for words in the block lowercased, between the others' keys.
+    kept = _found.__dict__.setdefault("blocks", [])
+    for held, memo in kept:
+        if held is block:
+            return memo
+    memo: dict[object, object] = {}
+    kept[:] = [(block, memo), *kept[:1]]
+    return memo
+
+
 class Keys:
     """What makes a line worth reading: any of some byte strings, or a match of some byte patterns,
     anywhere in it. A pattern may begin with a newline to look at line starts only (the block's first
@@ -69,27 +92,52 @@ class Keys:
 
     def __init__(self, literals: tuple[bytes, ...], patterns: tuple[bytes, ...] = (),
                  gated: tuple[tuple[bytes, tuple[bytes, ...]], ...] = ()) -> None:
-        self._literals = literals
-        self._patterns = [re.compile(p) for p in patterns]
         # Each pass costs about a plain read of the block: keys that share a rare byte (the first of
-        # a UTF-8 mark) are looked for only in a block that holds it.
-        self._gated = gated
+        # a UTF-8 mark) are looked for only in a block that holds it, a rare byte alone is its own gate.
+        rare = tuple((key, (key,)) for key in literals if len(key) == 1 and key in _RARE)
+        self._literals = tuple(key for key in literals if not (len(key) == 1 and key in _RARE))
+        self._patterns = [re.compile(p) for p in patterns]
+        self._gated = rare + gated
+        if any(len(gate) != 1 or gate not in _RARE for gate, _ in self._gated):
+            raise ValueError("a gate is one rare byte: a tab, \"!\", a control byte or a UTF-8 lead byte")
 
     def starts(self, block: bytes) -> list[int]:
         """Where the lines of ``block`` that hold a key start, in order."""
+        memo = _memo(block)
         found: set[int] = set()
-        gated = [key for gate, keys in self._gated if gate in block for key in keys]
-        for key in (*self._literals, *gated):
-            at = block.find(key)
-            while at >= 0:
-                found.add(block.rfind(b"\n", 0, at) + 1)
-                end = block.find(b"\n", at)  # the rest of this line is read anyway
-                at = block.find(key, end) if end >= 0 else -1
+        if self._gated:
+            if (rare := memo.get(_RARE)) is None:
+                rare = memo[_RARE] = block.translate(None, _COMMON)
+            for key in (key for gate, keys in self._gated if gate in rare for key in keys):  # type: ignore
+                found.update(_at(memo, key, lambda key=key: _literal(block, key)))
+        for key in self._literals:
+            found.update(_at(memo, key, lambda key=key: _literal(block, key)))
         for pattern in self._patterns:
-            found.update(block.rfind(b"\n", 0, m.end() - 1) + 1 for m in pattern.finditer(block))
-            if pattern.match(b"\n" + block[: line_end(block, 0)]):
-                found.add(0)
+            found.update(_at(memo, pattern, lambda pattern=pattern: _pattern(block, pattern)))
         return sorted(found)
+
+
+def _at(memo: dict[object, object], key: object, find) -> list[int]:  # type: ignore[no-untyped-def]
+    if (starts := memo.get(key)) is None:
+        starts = memo[key] = find()
+    return starts  # type: ignore[return-value]
+
+
+def _literal(block: bytes, key: bytes) -> list[int]:
+    starts = []
+    at = block.find(key)
+    while at >= 0:
+        starts.append(block.rfind(b"\n", 0, at) + 1)
+        end = block.find(b"\n", at)  # the rest of this line is read anyway
+        at = block.find(key, end) if end >= 0 else -1
+    return starts
+
+
+def _pattern(block: bytes, pattern: re.Pattern[bytes]) -> list[int]:
+    starts = [block.rfind(b"\n", 0, m.end() - 1) + 1 for m in pattern.finditer(block)]
+    if pattern.match(b"\n" + block[: line_end(block, 0)]):
+        starts.append(0)
+    return starts
 
 
 def line_end(block: bytes, start: int) -> int:
@@ -115,6 +163,19 @@ class LineScanner:
     def _scan(self, block: bytes) -> None:
         """Read a block of whole lines (the last may lack its newline at the end of the output)."""
         raise NotImplementedError
+
+
+class LineScanners(LineScanner):
+    """Several scanners of one output fed through one reader: each block is cut once, and the keys
+    they share are looked for once (``Keys``)."""
+
+    def __init__(self, scanners: list[LineScanner]) -> None:
+        super().__init__()
+        self._scanners = scanners
+
+    def _scan(self, block: bytes) -> None:
+        for scanner in self._scanners:
+            scanner._scan(block)
 
 
 def decode_line(raw: bytes) -> str:

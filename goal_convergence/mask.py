@@ -47,9 +47,12 @@ def _shape(match: re.Match[str]) -> str:
 
 def text(value: str) -> str:
     """``value`` with every secret it holds masked."""
+    return _text(value, _env_values())
+
+
+def _text(value: str, env: re.Pattern[str] | None) -> str:
     if not value:
         return value
-    env = _env_values()
     if env is not None:
         value = env.sub("[masked environment secret]", value)
     value = _AWS_SECRET.sub(lambda m: f"{m[1]}{m[2]}[masked aws secret key]", value)
@@ -58,10 +61,15 @@ def text(value: str) -> str:
 
 def data(value: Any) -> Any:
     """A JSON-like value with every string in it masked."""
+    # The environment is read once for the whole value: evidence holds thousands of failure lines.
+    return _data(value, _env_values())
+
+
+def _data(value: Any, env: re.Pattern[str] | None) -> Any:
     if isinstance(value, str):
-        return text(value)
+        return _text(value, env)
     if isinstance(value, dict):
-        return {k: data(v) for k, v in value.items()}
+        return {k: _data(v, env) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [data(v) for v in value]
+        return [_data(v, env) for v in value]
     return value

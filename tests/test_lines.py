@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.lines import MAX_LINE, LineReader, decode_line, decode_output
+from goal_convergence.census import CensusScanner
+from goal_convergence.extract import FailureScanner
+from goal_convergence.lines import MAX_LINE, Keys, LineReader, LineScanners, decode_line, decode_output
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -99,3 +101,31 @@ def test_without_a_bound_every_line_stays_whole():
     reader = LineReader(max_line=None)
     blocks = [reader.feed(data[i : i + 4096]) for i in range(0, len(data), 4096)]
     assert b"".join(blocks) == data and reader.flush() == b""
+
+
+def _scanned(data: bytes, shared: bool, cut: int) -> tuple[list[str], object]:
+    failures, tests = FailureScanner(), CensusScanner()
+    consumers = [LineScanners([failures, tests])] if shared else [failures, tests]
+    for start in range(0, len(data), cut):
+        for consumer in consumers:
+            consumer.feed(data[start : start + cut])
+    for consumer in consumers:
+        consumer.close()
+    return failures.lines, tests.result()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.txt")))
+def test_scanners_sharing_one_reader_find_what_each_finds_alone(name):
+    # One reader and one search per key for all of them: the blocks and the keys' finds are shared.
+    data = (SAMPLES / name).read_bytes() * 3
+    for cut in (7, 4096, len(data)):
+        assert _scanned(data, True, cut) == _scanned(data, False, cut)
+
+
+def test_keys_of_rare_bytes_are_found_behind_one_gate():
+    keys = Keys((b"FAIL", b"\r", b"\x00"), gated=((b"\xe2", ("✕".encode(),)),))
+    block = b"ok\nbar\r50%\rdone\nFAIL x\nplain\n\xe2\x9c\x95 t\nnul\x00\n"
+    assert keys.starts(block) == [3, 16, 29, 35]
+    assert keys.starts(b"ok\nplain\n") == []
+    with pytest.raises(ValueError):
+        Keys((b"x",), gated=((b"F", (b"FAIL",)),))  # a common byte would open the gate in every block
