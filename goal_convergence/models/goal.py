@@ -111,6 +111,25 @@ class Cost(Model):
         return Cost(dollars=self.dollars + other.dollars, tokens=self.tokens + other.tokens)
 
 
+class Checkpoint(Model):
+    """A snapshot of the working tree after an iteration's checks (tracked and untracked files, ignored ones
+    left out): a commit object kept under ``refs/goal-convergence/GOAL-ID/N``, outside the user's branches."""
+
+    commit: str = Field(pattern=r"^[0-9a-f]{40,64}$")
+    ref: str = Field(min_length=1)
+
+
+class Task(Model):
+    """One step of the goal's plan, seeded with `goal new --task` or added by the judge."""
+
+    id: str = Field(pattern=r"^t[1-9][0-9]*$")
+    title: str = Field(min_length=1)
+    state: Literal["open", "done"] = "open"
+    added_by: Literal["user", "oracle"] = "user"
+    added_in: NonNegInt = Field(default=0, description="The iteration that added it; 0 when the goal was made.")
+    done_in: PosInt | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
 class Iteration(Model):
     number: PosInt
     started_at: Timestamp
@@ -124,6 +143,7 @@ class Iteration(Model):
     maker_cost: Cost = Field(default_factory=Cost)
     oracle_cost: Cost = Field(default_factory=Cost)
     integrity: Integrity | None = None
+    checkpoint: Checkpoint | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Pending(Model):
@@ -238,6 +258,12 @@ class Goal(Model):
                                                            "before (while the goal was not active).")
     runner: Runner | None = Field(default=None, exclude_if=lambda v: v is None)
     history: list[Iteration] = Field(default_factory=list)
+    tasks: list[Task] = Field(default_factory=list, exclude_if=lambda v: not v,
+                              description="The plan: the goal converges only once none is open.")
+    min_confidence: float | None = Field(default=None, ge=0, le=1, exclude_if=lambda v: v is None,
+                                         description="A converged verdict less confident than this is a veto.")
+    checkpoints_off: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                        description="Why no checkpoint is taken (outside git, tree too large).")
     settings_history: list[SettingsChange] = Field(default_factory=list, exclude_if=lambda v: not v,
                                                    description="Budget, oracle and maker settings changed "
                                                                "after the goal was made, oldest first.")

@@ -20,6 +20,14 @@ class Unfixable(Model):
     evidence: list[str] = Field(default_factory=list)
 
 
+class TaskChanges(Model):
+    """The judge's changes to the goal's plan: tasks to add (titles) and tasks it found done (ids)."""
+
+    add: list[str] = Field(default_factory=list, description="Titles of new tasks, each a short step the maker must "
+                                                            "still take.")
+    complete: list[str] = Field(default_factory=list, description="Ids of open tasks (t1, t2, ...) now done.")
+
+
 class Verdict(Model):
     """The oracle's answer for one iteration."""
 
@@ -30,6 +38,8 @@ class Verdict(Model):
                                                    "what to do.")
     confidence: float = Field(default=0.5, ge=0, le=1)
     unfixable: Unfixable | None = None
+    tasks: TaskChanges | None = Field(default=None, exclude_if=lambda v: v is None,
+                                      description="Changes to the goal's plan, when it keeps one.")
 
 
 class Decision(Model):
