@@ -28,7 +28,7 @@ from typing import Literal
 
 from . import conditions, config, goals, inference, makers, render, runner, triage
 from .config import HeartbeatConfig
-from .errors import InvalidInput, OracleUnavailable
+from .errors import InvalidInput, OracleUnavailable, UsageError
 from .makers import Maker
 from .models import (
     ConditionEvidence,
@@ -138,10 +138,10 @@ def beat(store: Store, project: Path | str | None = None, *, mode: str | None = 
         settings = settings.model_copy(update={"oracle": oracle})
     mode = mode or settings.mode
     if run and mode == "triage":
-        raise InvalidInput("--run works on the goals a heartbeat makes, but --mode triage makes triage items; "
-                           "drop one of them")
+        raise UsageError("--run works on the goals a heartbeat makes, but --mode triage makes triage items; "
+                         "drop one of them")
     if maker is not None and not run:
-        raise InvalidInput("--maker and --maker-cmd say who works on the new goals, which only --run does; add --run")
+        raise UsageError("--maker and --maker-cmd say who works on the new goals, which only --run does; add --run")
     checks = checks_for(settings, root)
     evidence = conditions.run_conditions(checks, root)
     report = Report(str(root), mode, len(checks), settings.max_new_per_hour)

@@ -184,9 +184,9 @@ def test_two_heartbeats_at_once_make_one_goal(project, gc_home):
     (["--run", "--mode", "triage"], "--mode triage makes triage items"),
     (["--maker-cmd", "true"], "add --run"),
 ])
-def test_flags_that_do_not_go_together_are_refused(project, gc_home, args, says):
+def test_flags_that_do_not_go_together_are_a_usage_error(project, gc_home, args, says):
     done = goal(project, "heartbeat", *args)
-    assert done.returncode == 65 and says in done.stderr and docs(gc_home) == []
+    assert done.returncode == 64 and says in done.stderr and docs(gc_home) == []
 
 
 def test_the_slash_command_runs_it_for_the_current_project_without_a_shell(project, gc_home):
