@@ -98,7 +98,9 @@ def scratch_index(repo: git.Repo, seed: bool = True) -> Iterator[dict[str, str]]
             theirs = Path(os.fsdecode(run(repo, "rev-parse", "--git-path", "index").strip()))
             theirs = theirs if theirs.is_absolute() else repo.top / theirs
             if theirs.is_file():
-                shutil.copyfile(theirs, index)
+                # with its time: git trusts the stat data of files older than the index, so a copy stamped now
+                # would hide a same-size edit made in the second before (git's "racy clean" problem)
+                shutil.copy2(theirs, index)
         yield {"GIT_INDEX_FILE": str(index)}
 
 
