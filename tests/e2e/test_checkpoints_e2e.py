@@ -57,7 +57,8 @@ def test_three_iterations_three_checkpoints_and_a_rewind_to_1_restores_its_files
     assert (goal.state, goal.spent.iterations) == ("converged", 3)
     kept = [it.checkpoint for it in goal.history]
     assert [c.ref for c in kept] == [f"refs/goal-convergence/{goal.goal_id}/{n}" for n in (1, 2, 3)]
-    assert git(project, "for-each-ref", "--format=%(refname)", "refs/goal-convergence/").split() == [c.ref for c in kept]
+    listed = git(project, "for-each-ref", "--format=%(refname)", "refs/goal-convergence/").split()
+    assert listed == [c.ref for c in kept]
     assert git(project, "rev-parse", "HEAD").strip() == head and git(project, "stash", "list") == ""
     at_3 = files(project)
     assert at_3["helpers/extra.py"] == "X = 1\n" and "return a * b" in at_3["calc.py"]
