@@ -4,9 +4,8 @@
 A rewind first snapshots the tree as it is under ``refs/goal-convergence/GOAL-ID/rewind-K``, so it can
 itself be undone (``goal rewind GOAL-ID rewind-K``), and refuses, unless forced, when the tree holds
 changes that neither a checkpoint of the goal nor the last commit holds. It then deletes the files the
-checkpoint does not have and writes those that differ, through a scratch index: only files under the
-goal's project folder change, ignored files are left alone, and the user's index, branch and stash are
-not touched (``git status`` then shows the rewound files as changes, as after any edit).
+checkpoint does not have and writes those that differ, through a scratch index: ignored files are left
+alone, and the user's index, branch and stash are not touched (``git status`` then shows the rewound files as changes, as after any edit).
 """
 
 from __future__ import annotations
@@ -95,8 +94,8 @@ def target(repo: git.Repo, goal: Goal, label: str | None, best: bool) -> Target:
     return Target(str(number), it.checkpoint.commit, number)
 
 
-def _entries(repo: git.Repo, treeish: str, prefix: str) -> dict[str, str]:
-    """The files of a tree under ``prefix``: path -> mode and object (submodules left out)."""
+def _entries(repo: git.Repo, treeish: str) -> dict[str, str]:
+    """The files of a tree: path -> mode and object (submodules left out)."""
     out = run(repo, "ls-tree", "-r", "-z", "--full-tree", treeish)
     found = {}
     for entry in out.split(b"\0"):
@@ -104,9 +103,8 @@ def _entries(repo: git.Repo, treeish: str, prefix: str) -> dict[str, str]:
             continue
         meta, _, path = entry.partition(b"\t")
         mode, kind, obj = meta.decode().split()
-        name = os.fsdecode(path)
-        if kind == "blob" and name.startswith(prefix):
-            found[name] = f"{mode} {obj}"
+        if kind == "blob":
+            found[os.fsdecode(path)] = f"{mode} {obj}"
     return found
 
 
@@ -120,9 +118,9 @@ def _held(repo: git.Repo, goal: Goal, tree: str) -> bool:
     return tree in trees
 
 
-def _prune(top: Path, folder: Path, stop: Path) -> None:
-    """Remove folders left empty by deletions, up to (not including) ``stop``."""
-    while folder != stop and folder.is_relative_to(stop):
+def _prune(folder: Path, top: Path) -> None:
+    """Remove folders left empty by deletions, up to (not including) the top of the work tree."""
+    while folder != top and folder.is_relative_to(top):
         try:
             folder.rmdir()
         except OSError:
@@ -130,13 +128,13 @@ def _prune(top: Path, folder: Path, stop: Path) -> None:
         folder = folder.parent
 
 
-def _restore(repo: git.Repo, commit: str, now: dict[str, str], then: dict[str, str], root: Path) -> tuple[int, int]:
+def _restore(repo: git.Repo, commit: str, now: dict[str, str], then: dict[str, str]) -> tuple[int, int]:
     gone = sorted(set(now) - set(then))
     for rel in gone:
         path = repo.top / rel
         if path.is_symlink() or path.is_file():
             path.unlink()
-            _prune(repo.top, path.parent, root)
+            _prune(path.parent, repo.top)
     changed = [rel for rel, entry in then.items() if now.get(rel) != entry]
     if changed:
         with checkpoint.scratch_index(repo, seed=False) as env:
@@ -151,8 +149,6 @@ def rewind(store: Store, goal_id: str, label: str | None, *, best: bool = False,
     goal = store.load(Goal, goal_id)
     repo = _repo(goal)
     to = target(repo, goal, label, best)
-    root = Path(goal.project_root).resolve()
-    prefix = "" if root == repo.top else root.relative_to(repo.top).as_posix() + "/"
     current = checkpoint.snapshot_tree(repo)
     if current == run(repo, "rev-parse", f"{to.commit}^{{tree}}").decode().strip():
         return Rewound(goal_id, to, None)
@@ -165,8 +161,7 @@ def rewind(store: Store, goal_id: str, label: str | None, *, best: bool = False,
     before = checkpoint.commit_tree(repo, current, checkpoint.previous_commit(goal),
                                     f"goal-convergence {goal_id}: the tree before rewinding to {to.label}")
     run(repo, "update-ref", checkpoint.ref_for(goal_id, undo), before)
-    deleted, written = _restore(repo, to.commit, _entries(repo, current, prefix), _entries(repo, to.commit, prefix),
-                                root)
+    deleted, written = _restore(repo, to.commit, _entries(repo, current), _entries(repo, to.commit))
     return Rewound(goal_id, to, undo, deleted, written)
 
 
