@@ -104,21 +104,17 @@ def scratch_index(repo: git.Repo, seed: bool = True) -> Iterator[dict[str, str]]
         yield {"GIT_INDEX_FILE": str(index)}
 
 
-def _nul_list(out: bytes) -> list[str]:
-    return [os.fsdecode(p) for p in out.split(b"\0") if p]
-
-
 def _new_bytes(repo: git.Repo, env: dict[str, str]) -> int:
-    """What a snapshot would have to store: the bytes of untracked files and of tracked ones changed."""
-    repo.run(repo.top, "update-index", "-q", "--refresh", env=env)  # exit 1 only says some files changed
-    paths = _nul_list(run(repo, "diff-files", "--name-only", "-z", env=env))
-    paths += _nul_list(run(repo, "ls-files", "-z", "--others", "--exclude-standard", env=env))
+    """What a snapshot would have to store: the bytes of untracked files and of tracked ones changed in the
+    work tree (a staged change is stored already)."""
+    out = run(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", env=env)
     total = 0
-    for rel in paths:
-        try:
-            total += os.lstat(repo.top / rel).st_size
-        except OSError:
-            pass  # deleted: nothing to store
+    for entry in out.split(b"\0"):
+        if entry[:2] == b"??" or entry[1:2] not in (b" ", b""):
+            try:
+                total += os.lstat(repo.top / os.fsdecode(entry[3:])).st_size
+            except OSError:
+                pass  # deleted: nothing to store
     return total
 
 
@@ -136,9 +132,12 @@ def snapshot_tree(repo: git.Repo) -> str:
 
 
 def commit_tree(repo: git.Repo, tree: str, parent: str | None, message: str) -> str:
-    exists = parent and repo.run(repo.top, "cat-file", "-e", f"{parent}^{{commit}}").ok
-    args = ["commit-tree", tree, *(["-p", parent] if exists and parent else []), "-m", message]
-    return run(repo, *args, env=_IDENTITY).decode().strip()
+    """A commit of ``tree``; without a parent when there is none, or it is gone (collected after a rebase)."""
+    if parent:
+        done = repo.run(repo.top, "commit-tree", tree, "-p", parent, "-m", message, env=_IDENTITY)
+        if done.ok:
+            return done.out.decode().strip()
+    return run(repo, "commit-tree", tree, "-m", message, env=_IDENTITY).decode().strip()
 
 
 def previous_commit(goal: Goal) -> str | None:
