@@ -30,6 +30,7 @@ from .log import log_error
 from .models import Checkpoint, Goal, Iteration
 
 REF_ROOT = "refs/goal-convergence"
+OFF_NOTE = "checkpoints are off: "  # begins the iteration note that says so, when the reason is new
 # Who a checkpoint commit is by: fixed, so a repository without user.name can still take one.
 _IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
              for what, value in (("NAME", "goal-convergence"), ("EMAIL", "goal-convergence@localhost"))}

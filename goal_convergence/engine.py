@@ -221,7 +221,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
         tree_fp = edges.fingerprint(root)
         taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts on them
-        off_notes = [f"checkpoints are off: {taken.off}"] if taken.off and taken.off != goal.checkpoints_off else []
+        off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
         guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
         preview = _preview(goal)

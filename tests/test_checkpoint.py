@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence import checkpoint, engine
-from goal_convergence.claude_code import slash
+from goal_convergence.claude_code import hooks, slash
 from goal_convergence.models import Checkpoint, ConditionEvidence, Decision, Goal, Iteration, TriageItem
 from goal_convergence.store import Store
 from tests.conftest import git, run_goal
@@ -242,6 +242,8 @@ def test_outside_git_checkpoints_are_off_and_say_why(tmp_path):
     assert goal.history[0].checkpoint is None
     assert "not in a git repository" in goal.checkpoints_off
     assert any(n.startswith("checkpoints are off:") for n in goal.history[0].decision.notes)
+    told = hooks.carry_on(goal, goal.history[0], "")["systemMessage"]  # what the session shows the user
+    assert told.endswith(f"the session carries on; checkpoints are off: {goal.checkpoints_off}")
     assert "checkpoints: OFF (" in run_goal(folder, "status", goal.goal_id).stdout
     refused = run_goal(folder, "rewind", goal.goal_id, "1")
     assert refused.returncode == 69 and "checkpoints" in refused.stderr
