@@ -25,7 +25,8 @@ from pathlib import Path
 
 import click
 
-from . import conditions, config, demo, goals, heartbeat, makers, quarantine, render, runner, triage
+from . import (conditions, config, demo, diff_command, goals, heartbeat, makers, quarantine, render, rewind_command,
+               runner, triage)
 from .claude_code import slash
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .index import OPEN_STATES
@@ -123,11 +124,12 @@ def pause_cmd(goal_id: str | None, json_out: bool) -> None:
 
 @cli.command("abandon")
 @click.argument("goal_id", required=False)
+@click.option("--keep-checkpoints", is_flag=True, help="Keep its checkpoint refs (by default they are removed).")
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
-def abandon_cmd(goal_id: str | None, json_out: bool) -> None:
+def abandon_cmd(goal_id: str | None, keep_checkpoints: bool, json_out: bool) -> None:
     """Abandon a goal: it ends as failed (stop reason: cancelled)."""
     store = _store()
-    goal = goals.move(store, goals.resolve(store, goal_id).goal_id, "abandon")
+    goal = goals.move(store, goals.resolve(store, goal_id).goal_id, "abandon", keep_checkpoints=keep_checkpoints)
     _echo_json(goal.dump()) if json_out else click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")
 
 
@@ -214,14 +216,19 @@ def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> Non
 
 @triage_group.command("dismiss")
 @click.argument("triage_id")
-def triage_dismiss_cmd(triage_id: str) -> None:
+@click.option("--keep-checkpoints", is_flag=True, help="Keep its goal's checkpoint refs (by default they are removed).")
+def triage_dismiss_cmd(triage_id: str, keep_checkpoints: bool) -> None:
     """Dismiss an item (nothing more will be done about it), or a quarantined file that the lists show."""
     store = _store()
     if quarantine.is_entry(store.root, triage_id):
         quarantine.dismiss(store.root, triage_id)
     else:
-        triage.dismiss(store, triage_id)
+        triage.dismiss(store, triage_id, keep_checkpoints=keep_checkpoints)
     click.echo(f"dismissed {triage_id}")
+
+
+cli.add_command(diff_command.diff_cmd)
+cli.add_command(rewind_command.rewind_cmd)
 
 
 @cli.command("slash")

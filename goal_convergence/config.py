@@ -26,7 +26,8 @@ whoever else keeps settings there (the home defaults to ~/.claude).
 And the environment's, read by ``env_settings`` (validated where a command or a hook starts; errors.py):
 GOAL_CONVERGENCE_ORACLE_TIMEOUT (seconds one oracle call may take, default 120),
 GOAL_CONVERGENCE_ORACLE_RETRIES (retries of a call that failed with 429, 5xx, 529 or a timeout, default 4)
-and GOAL_CONVERGENCE_NOTIFY_TIMEOUT (seconds a notify command may run, default 10).
+GOAL_CONVERGENCE_NOTIFY_TIMEOUT (seconds a notify command may run, default 10) and
+GOAL_CONVERGENCE_CHECKPOINT_MAX_MB (the most untracked and changed bytes one checkpoint may store, default 512).
 """
 
 from __future__ import annotations
@@ -136,13 +137,15 @@ class EnvSettings(BaseModel):
     oracle_retries: int = Field(default=4, ge=0)
     notify_timeout: float = Field(default=10.0, gt=0, allow_inf_nan=False)
     pristine_max_mb: int = Field(default=2048, gt=0)  # the integrity guard's scratch copy
+    checkpoint_max_mb: int = Field(default=512, gt=0)  # what one checkpoint may add to the repository
 
 
 # Each setting's variable, and a good value for the error message to show.
 ENV_VARIABLES = {"oracle_timeout": ("GOAL_CONVERGENCE_ORACLE_TIMEOUT", "120"),
                  "oracle_retries": ("GOAL_CONVERGENCE_ORACLE_RETRIES", "4"),
                  "notify_timeout": ("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "10"),
-                 "pristine_max_mb": ("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "2048")}
+                 "pristine_max_mb": ("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "2048"),
+                 "checkpoint_max_mb": ("GOAL_CONVERGENCE_CHECKPOINT_MAX_MB", "512")}
 
 
 def env_settings() -> EnvSettings:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import budget, conditions, integrity, lifecycle, mask, notify, oracle, tree, triage
+from . import budget, checkpoint, conditions, integrity, lifecycle, mask, notify, oracle, tree, triage
 from .decide import Evidence, decide
 from .errors import JUDGE_ERRORS, InvalidInput
 from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun, Verdict,
@@ -35,6 +35,7 @@ class Edges:
     run_conditions: Callable[..., list[ConditionEvidence]] = conditions.run_conditions
     run_condition: Callable[..., ConditionEvidence] = conditions.run_condition
     fingerprint: Callable[[Path], str] = tree.tree_fingerprint
+    checkpoint: Callable[[Goal, int], checkpoint.Taken] = checkpoint.take
     inspect: Callable[..., Integrity | None] = integrity.inspect
     get_oracle: Callable[..., Any] = oracle.get_oracle
     build_input: Callable[..., Any] = oracle.build_input
@@ -219,6 +220,8 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     for _ in range(MAX_RECHECKS + 1):
         found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
         tree_fp = edges.fingerprint(root)
+        taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts on them
+        off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
         guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
         preview = _preview(goal)
@@ -230,7 +233,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
                             tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
                             judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
-                            notes=notes + flip_notes + judged.notes)
+                            notes=notes + off_notes + flip_notes + judged.notes)
         decision = decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap)
         if decision.action != "recheck":
             break
@@ -242,12 +245,13 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
         judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
-        integrity=guard,
+        integrity=guard, checkpoint=taken.checkpoint,
     )
-    return _persist(store, goal_id, record, decision, edges)
+    return _persist(store, goal_id, record, decision, edges, checkpoints_off=taken.off)
 
 
-def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, edges: Edges) -> Outcome:
+def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, edges: Edges,
+             checkpoints_off: str | None = None) -> Outcome:
     now = edges.now()
 
     def change(goal: Goal) -> Goal:
@@ -256,6 +260,7 @@ def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, 
         _charge(goal, record.number, record.oracle_cost, now)
         goal.history.append(record)
         goal.pending = None
+        goal.checkpoints_off = checkpoints_off
         if goal.state != "active":  # paused or abandoned while the iteration ran: keep the record only
             return goal
         if decision.action == "converge":

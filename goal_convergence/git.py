@@ -1,4 +1,4 @@
-"""Every git call: read-only commands that run nothing but git, in a repository that is the project's.
+"""Every git call: commands that run nothing but git, in a repository that is the project's.
 
 A work tree can plant programs that git runs on its own: a ``.gitattributes`` filter whose clean
 command is set in ``.git/config``, ``core.fsmonitor``, a textconv or external diff driver, hooks,
@@ -62,11 +62,13 @@ def environment() -> dict[str, str]:
     return env
 
 
-def _raw(root: Path, args: list[str], timeout: float, limit: int | None) -> Result:
+def _raw(root: Path, args: list[str], timeout: float, limit: int | None, env: dict[str, str] | None = None,
+         input: bytes | None = None) -> Result:
     err = process.Capture(head=2048, tail=2048)
     with tempfile.TemporaryFile() as out:
         try:
-            done = process.run(["git", *args], root, out, err=err, timeout=timeout, env=environment())
+            done = process.run(["git", *args], root, out, err=err, timeout=timeout,
+                               env={**environment(), **(env or {})}, input=input)
         except OSError as exc:
             return Result(None, b"", f"git could not start: {exc}")
         out.seek(0)
@@ -105,9 +107,11 @@ class Repo:
         self.top = top
         self._safe = safe
 
-    def run(self, cwd: Path, *args: str, timeout: float = TIMEOUT, limit: int | None = None) -> Result:
-        """``git ARGS`` in ``cwd``, stdout cut at ``limit`` bytes (None: whole)."""
-        return _raw(Path(cwd), [*self._safe, *args], timeout, limit)
+    def run(self, cwd: Path, *args: str, timeout: float = TIMEOUT, limit: int | None = None,
+            env: dict[str, str] | None = None, input: bytes | None = None) -> Result:
+        """``git ARGS`` in ``cwd``, stdout cut at ``limit`` bytes (None: whole). ``env`` adds variables the
+        caller chose (checkpoint.py: a scratch ``GIT_INDEX_FILE``, a committer); ``input`` is git's stdin."""
+        return _raw(Path(cwd), [*self._safe, *args], timeout, limit, env, input)
 
 
 def open_repo(root: Path, timeout: float = TIMEOUT) -> Repo | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, conditions, cost, index, inference, integrity, lifecycle, notify, tree
+from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, tree
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, UsageError, problems
 from .index import OPEN_STATES
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, SettingChange,
@@ -257,11 +257,15 @@ def list_goals(store: Store, show_all: bool = False) -> list[dict]:
     return [{k: v for k, v in s.items() if k != "stamp"} for s in found]
 
 
-def move(store: Store, goal_id: str, action: str, now: datetime | None = None) -> Goal:
-    """pause or abandon a goal (resume has its own function: it binds a session and may raise a budget)."""
+def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *,
+         keep_checkpoints: bool = False) -> Goal:
+    """pause or abandon a goal (resume has its own function: it binds a session and may raise a budget).
+    An abandoned goal's checkpoint refs are removed unless kept."""
     now = now or datetime.now(UTC)
     goal = store.update(Goal, goal_id, lambda g: lifecycle.transition(g, action, now))
     if action == "abandon":
+        if not keep_checkpoints:
+            checkpoint.drop(goal.goal_id, goal.project_root)
         notify.goal_ended(store, goal, now)
     return goal
 

@@ -69,6 +69,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
              f"budget: {budget_line(goal, now)}",
              oracle_line(goal)]
     lines += integrity_lines(goal)
+    lines += checkpoint_lines(goal)
     lines += escalation_lines(goal)
     lines += [f"settings changed {c.at[:16].replace('T', ' ')} by `{c.via}`: "
               + ", ".join(f"{d.setting} {d.before} -> {d.after}" for d in c.changes) for c in goal.settings_history[-3:]]
@@ -95,6 +96,17 @@ def oracle_line(goal: Goal) -> str:
     if o.provider == "command":
         return f"oracle: command ({o.command})"
     return f"oracle: {o.provider} ({o.model})"
+
+
+def checkpoint_lines(goal: Goal) -> list[str]:
+    """Whether each iteration's tree is kept, and how to see or restore one."""
+    kept = [it.number for it in goal.history if it.checkpoint]
+    if goal.checkpoints_off:
+        return [f"checkpoints: OFF ({goal.checkpoints_off})"]
+    if not kept:
+        return []
+    return [f"checkpoints: {len(kept)}, the latest of iteration {kept[-1]} (`goal diff {goal.goal_id} N`, "
+            f"`goal rewind {goal.goal_id} N`)"]
 
 
 def escalation_lines(goal: Goal) -> list[str]:
@@ -192,6 +204,10 @@ def triage_item(item) -> str:
         lines += census_lines(item.start_census, item.integrity, "  ") + guard_lines(item.integrity, "  ")
     if item.hint:
         lines.append(f"last hint: {item.hint}")
+    if item.best_checkpoint:
+        best = item.best_checkpoint
+        lines.append(f"best checkpoint: iteration {best.iteration} ({best.passing}/{best.conditions} conditions "
+                     f"passing); restore it with `{best.restore}`")
     lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "
                  f"`goal triage dismiss {item.triage_id}`")
     return "\n".join(lines)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import goals, mask
+from . import checkpoint, goals, mask
 from .errors import IllegalTransition
-from .models import FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
+from .models import BestCheckpoint, FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
 from .store import Store
 
 
@@ -45,6 +45,7 @@ def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> Tr
         failing_conditions=failing_conditions(goal),
         integrity=last.integrity if last else None,
         start_census=list(goal.baseline.census) if goal.baseline else [],
+        best_checkpoint=best_checkpoint(goal),
         spent=goal.spent.model_copy(),
         iterations=goal.spent.iterations,
         created_at=stamp,
@@ -52,6 +53,16 @@ def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> Tr
     )
     # Reasons and hints quote output and the oracle's words: mask them as the goal file's are.
     return store.create(TriageItem.from_doc(mask.data(item.dump())))
+
+
+def best_checkpoint(goal: Goal) -> BestCheckpoint | None:
+    """The checkpoint a person would most likely want back: see ``checkpoint.best``."""
+    best = checkpoint.best(goal)
+    if best is None or best.checkpoint is None:
+        return None
+    return BestCheckpoint(iteration=best.number, passing=sum(c.passed for c in best.conditions),
+                          conditions=len(best.conditions), checkpoint=best.checkpoint,
+                          restore=checkpoint.restore_command(goal.goal_id, best.number))
 
 
 def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:
@@ -67,12 +78,16 @@ def _require_open(item: TriageItem) -> TriageItem:
     return item
 
 
-def dismiss(store: Store, triage_id: str) -> TriageItem:
+def dismiss(store: Store, triage_id: str, keep_checkpoints: bool = False) -> TriageItem:
+    """Dismiss an open item; its goal's checkpoint refs go too, unless kept."""
     def change(item: TriageItem) -> TriageItem:
         _require_open(item).status = "dismissed"  # checked under the item's lock (errors.py)
         return item
 
-    return store.update(TriageItem, triage_id, change)
+    item = store.update(TriageItem, triage_id, change)
+    if item.goal_id and not keep_checkpoints:
+        checkpoint.drop(item.goal_id, item.project_root)
+    return item
 
 
 def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None = None) -> Goal:

@@ -19,8 +19,9 @@ import json
 import os
 from pathlib import Path
 
-# The subcommands of /goal-convergence:goal that only show or check; every triage command is one too.
-GOAL_CONTROLS = frozenset({"status", "list", "check", "help"})
+# The subcommands of /goal-convergence:goal that only show, check or rewind (a person's move, not the maker's work);
+# every triage command is one too.
+GOAL_CONTROLS = frozenset({"status", "list", "check", "diff", "rewind", "help"})
 MAX_READ = 8 << 20  # a control turn writes little: past this much transcript, it did work
 
 

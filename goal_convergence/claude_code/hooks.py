@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import budget, claim, config, engine, index, mask, render
+from .. import budget, checkpoint, claim, config, engine, index, mask, render
 from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
@@ -140,8 +140,9 @@ def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, An
     shows the user; ``decision: block`` would also feed the reason twice (README, "Claude Code facts")."""
     failing = sum(1 for c in (iteration.conditions if iteration else []) if not c.passed)
     why = plural(failing, "failing check") if failing else "the oracle does not agree yet"
+    off = [n for n in (iteration.decision.notes if iteration else []) if n.startswith(checkpoint.OFF_NOTE)]
     return {"systemMessage": f"goal-convergence: {goal.goal_id} iteration {goal.spent.iterations} not done ({why}); "
-                             f"the session carries on",
+                             f"the session carries on" + "".join(f"; {n}" for n in off),
             "hookSpecificOutput": {"hookEventName": "Stop",
                                    "additionalContext": mask.text(continue_reason(goal, iteration, hint))}}
 

@@ -4,8 +4,8 @@
 objective like "don't break the API" or one holding ``$(...)`` must be stored as typed and run
 nothing):
 
-- a first word ``pause``, ``resume``, ``status``, ``list``, ``abandon``, ``check`` or ``help``
-  names a subcommand, and what follows is its goal id and flags;
+- a first word ``pause``, ``resume``, ``status``, ``list``, ``abandon``, ``check``, ``diff``, ``rewind``
+  or ``help`` names a subcommand, and what follows is its goal id and flags;
 - anything else is a new goal: the objective is the free text up to the first ``--flag``, and the
   flags are `goal new`'s goal and budget flags (options.py; their values may be quoted; only this
   part is split into words).
@@ -208,6 +208,14 @@ def _check(call: _Call) -> Reply:
                  f"Show these results to the user.")
 
 
+def _checkpoints(call: _Call) -> Reply:
+    """`diff` and `rewind`: the CLI's, on the named goal or else this session's or the project's."""
+    rest = [a for a in call.args if not GOAL_ID_RE.match(a)]
+    call.args = [a for a in call.args if GOAL_ID_RE.match(a)]
+    goal = _target(call, ("active", "paused", "escalated", "converged", "failed"))
+    return _pass_through(call.sub, [goal.goal_id, *rest], call.cwd)
+
+
 def _help(call: _Call) -> Reply:
     flags = "\n".join(f"    {p.opts[0]}{'' if p.is_flag else ' VALUE'}  {p.help or ''}" for p in NEW.params
                       if isinstance(p, click.Option) and p.name != "session_id")
@@ -224,6 +232,9 @@ def _help(call: _Call) -> Reply:
   {COMMAND} list [--all]        list open goals (--all: every goal)
   {COMMAND} abandon [ID]        end a goal as failed (cancelled)
   {COMMAND} check [ID]          run a goal's checks now, without counting an iteration
+  {COMMAND} diff [ID] [N [M]]   what iteration N changed (default: the latest), or from N to M
+  {COMMAND} rewind [ID] N|--best [--force]
+                                 bring the files back to iteration N's checkpoint (undoable)
 
 Unlike Claude Code's built-in /goal, whose evaluator only reads the conversation, these goals are checked
 by running their commands and judged by a second model. Show this help to the user.""")
@@ -242,7 +253,7 @@ RESUME = _parser("resume", click.argument("goal_id", required=False), session_op
 
 SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
     "pause": _pause, "resume": _resume, "status": _status, "list": _list, "abandon": _abandon,
-    "check": _check, "help": _help,
+    "check": _check, "diff": _checkpoints, "rewind": _checkpoints, "help": _help,
 }
 
 

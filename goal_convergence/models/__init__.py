@@ -8,11 +8,11 @@ from .goal import (Budget, Checkpoint, ChildGroup, Cost, Escalation, Goal, Heart
                    OracleProvider, Pending, ProtectedFile, RunChildren, Runner, SettingChange, SettingsChange, Spent,
                    StoppingCondition, Task,
                    check_threshold)
-from .triage import FailingCondition, TriageItem
+from .triage import BestCheckpoint, FailingCondition, TriageItem
 from .verdict import ConditionResult, Decision, TaskChanges, Unfixable, Verdict
 
 __all__ = [
-    "DURATION_PATTERN", "EXIT_CODES", "GOAL_ID_RE", "TRIAGE_ID_RE", "Baseline", "Blocker", "Budget",
+    "DURATION_PATTERN", "EXIT_CODES", "GOAL_ID_RE", "TRIAGE_ID_RE", "Baseline", "BestCheckpoint", "Blocker", "Budget",
     "Census", "Checkpoint", "ChildGroup", "ConditionEvidence", "ConditionResult", "ConditionType", "Cost", "Decision", "Escalation",
     "FailingCondition", "Goal", "HeartbeatMark", "Integrity", "IntegrityIssue", "Iteration", "MakerConfig", "Model",
     "OracleConfig", "OracleProvider", "Pending", "PristineRun", "ProtectedFile", "Rerun", "RunChildren", "Runner",

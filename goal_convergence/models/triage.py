@@ -9,13 +9,24 @@ from pydantic import Field
 from ..index import GOAL_ID_RE
 from .base import TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegInt, PosInt, SchemaVersion, StopReason, Timestamp
 from .evidence import Census, Integrity
-from .goal import Spent
+from .goal import Checkpoint, Spent
 
 
 class FailingCondition(Model):
     type: ConditionType
     command: str
     first_failure: str | None = None
+
+
+class BestCheckpoint(Model):
+    """The iteration of an escalated goal that came closest (most conditions passing, the latest of equals),
+    and the command that brings the project's files back to it."""
+
+    iteration: PosInt
+    passing: NonNegInt
+    conditions: NonNegInt
+    checkpoint: Checkpoint
+    restore: str = Field(min_length=1)
 
 
 class TriageItem(Model):
@@ -38,6 +49,7 @@ class TriageItem(Model):
     integrity: Integrity | None = Field(default=None, description="The integrity guard's findings at the last "
                                                                    "iteration.")
     start_census: list[Census | None] = Field(default_factory=list)
+    best_checkpoint: BestCheckpoint | None = Field(default=None, exclude_if=lambda v: v is None)
     fingerprint: str | None = None
     count: PosInt = 1
     last_seen: Timestamp | None = None
