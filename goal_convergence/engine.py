@@ -167,9 +167,9 @@ def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, roo
     return notes
 
 
-def _preview(goal: Goal) -> Goal:
-    """A copy to charge in advance. Charging sets the goal's own fields and its counters only, so the
-    rest (a history of 1,000 iterations) is shared, not deep-copied at every stop."""
+def copy_to_charge(goal: Goal) -> Goal:
+    """A copy to charge in advance (or show charged). Charging sets the goal's own fields and its
+    counters only, so the rest (a history of 1,000 iterations) is shared, not deep-copied at every stop."""
     return goal.model_copy(update={"spent": goal.spent.model_copy()})
 
 
@@ -221,7 +221,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         tree_fp = edges.fingerprint(root)
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
         guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
-        preview = _preview(goal)
+        preview = copy_to_charge(goal)
         _charge(preview, pending.number, oracle_cost, clock())
         judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
         _charge(preview, pending.number, judged.cost, clock())
@@ -284,7 +284,7 @@ def stop_if_exhausted(store: Store, goal_id: str, edges: Edges | None = None) ->
     edges = edges or Edges()
     now = edges.now()
     goal = store.load(Goal, goal_id)
-    preview = _preview(goal)
+    preview = copy_to_charge(goal)
     budget.accrue(preview, now)
     reason = budget.exhausted(preview)
     if goal.state != "active" or reason is None:

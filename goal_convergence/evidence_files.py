@@ -86,6 +86,30 @@ def hydrate(goal_path: Path, doc: Any) -> Any:
     return doc
 
 
+def as_loaded(full: dict[str, Any], written: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
+    """What loading ``written`` back would give, known without reading it: ``full`` is the document
+    it was made from by ``externalize``, so its latest records are what ``hydrate`` puts back and the
+    older ones are as written. Also the positions of the older records that were compacted."""
+    history, kept = full.get("history") or [], written.get("history") or []
+    cut = max(len(kept) - HYDRATED, 0)
+    compacted = [n for n in range(cut) if kept[n] is not history[n]]  # externalize keeps the rest as they were
+    return ({**written, "history": kept[:cut] + history[cut:]} if compacted else full), compacted
+
+
+def stamps(goal_path: Path, numbers: list[int]) -> list[list[int] | None]:
+    """Size, mtime and inode of the side files of iterations ``numbers`` (None for a missing one):
+    what a load read from them is still what they hold while these are unchanged."""
+    found: list[list[int] | None] = []
+    for number in numbers:
+        try:
+            st = os.stat(_file(goal_path, number))
+        except OSError:
+            found.append(None)
+        else:
+            found.append([st.st_size, st.st_mtime_ns, st.st_ino])
+    return found
+
+
 def _write(path: Path, doc: dict[str, Any]) -> None:
     path.parent.mkdir(mode=0o700, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
