@@ -44,11 +44,8 @@ def _size(condition: dict[str, Any]) -> int:
 def externalize(goal_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """The document to write: ``doc`` with the bulky evidence of its large records moved to side
     files (written first, so a goal file never points at evidence that is not there)."""
-    history = doc.get("history") or []
-    if not any(sum(_size(c) for c in it.get("conditions") or []) > INLINE_CHARS for it in history):
-        return doc
-    compact = []
-    for it in history:
+    compact, moved = [], False
+    for it in doc.get("history") or []:
         conditions = it.get("conditions") or []
         if sum(_size(c) for c in conditions) <= INLINE_CHARS:
             compact.append(it)
@@ -57,7 +54,8 @@ def externalize(goal_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
         if not path.exists():  # an iteration never changes once recorded: its file is written once
             _write(path, {"conditions": [{k: c.get(k) for k in BULKY} for c in conditions]})
         compact.append({**it, "conditions": [_compact(c) for c in conditions]})
-    return {**doc, "history": compact}
+        moved = True
+    return {**doc, "history": compact} if moved else doc
 
 
 def _compact(condition: dict[str, Any]) -> dict[str, Any]:

@@ -104,13 +104,13 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
         return {}  # the turn only ran a goal-management command: no iteration, no block
     claim.reap(store)  # what a killed `goal run` left running (claim.py)
+    # When the loop ends here no later read will charge the message a Stop's read holds back: it is
+    # charged with the iteration's record (settle), in the same write.
     outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
-                                   stuck_cap=STUCK_CAP)
+                                   settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
-    if decision.action == "continue" and goal.state == "active":
+    if engine.carries_on(goal, decision):
         return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
-    # The loop ends here, so no later read will charge the message held back above: charge it now.
-    goal = engine.record_maker(store, goal.goal_id, maker_report(hook_input, final=True), detach=True)
     if goal.state == "converged":
         spent = goal.spent
         return {"systemMessage": (
