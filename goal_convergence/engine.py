@@ -118,29 +118,33 @@ def record_maker(store: Store, goal_id: str, work: MakerWork, *, detach: bool = 
     def change(goal: Goal) -> Goal:
         report = work(goal) if callable(work) else work
         _check_independence(goal, report.model)
-        budget.accrue(goal, now)
-        repair_pending(goal)
-        goal.spent.maker_dollars += report.cost.dollars
-        goal.spent.maker_tokens += report.cost.tokens
-        # Read under this lock from the offsets stored here, so they only move on from what was charged.
-        goal.transcript_offsets = {**goal.transcript_offsets, **report.transcript_offsets}
-        if report.transcript_offsets:
-            goal.transcript_since = None  # the skip it asked for is done: the files read are known now
-        if report.model:
-            goal.maker.model = report.model
-        if report.session_id:
-            goal.maker.session_id = report.session_id
-        if goal.state == "active":
-            pending = goal.pending or Pending(number=goal.spent.iterations + 1, started_at=now_iso(now))
-            pending.maker_cost = pending.maker_cost + report.cost
-            pending.maker_summary = mask.text(report.summary) if report.summary is not None else pending.maker_summary
-            pending.maker_failed = report.failed
-            goal.pending = pending
-        # Only an active goal runs a clock: a goal paused while its maker worked must not restart it.
-        goal.active_since = None if detach or goal.state != "active" else (goal.active_since or now_iso(now))
+        _charge_maker(goal, report, now, detach)
         return goal
 
     return store.update(Goal, goal_id, change)
+
+
+def _charge_maker(goal: Goal, report: MakerReport, now: datetime, detach: bool) -> None:
+    budget.accrue(goal, now)
+    repair_pending(goal)
+    goal.spent.maker_dollars += report.cost.dollars
+    goal.spent.maker_tokens += report.cost.tokens
+    # Read under this lock from the offsets stored here, so they only move on from what was charged.
+    goal.transcript_offsets = {**goal.transcript_offsets, **report.transcript_offsets}
+    if report.transcript_offsets:
+        goal.transcript_since = None  # the skip it asked for is done: the files read are known now
+    if report.model:
+        goal.maker.model = report.model
+    if report.session_id:
+        goal.maker.session_id = report.session_id
+    if goal.state == "active":
+        pending = goal.pending or Pending(number=goal.spent.iterations + 1, started_at=now_iso(now))
+        pending.maker_cost = pending.maker_cost + report.cost
+        pending.maker_summary = mask.text(report.summary) if report.summary is not None else pending.maker_summary
+        pending.maker_failed = report.failed
+        goal.pending = pending
+    # Only an active goal runs a clock: a goal paused while its maker worked must not restart it.
+    goal.active_since = None if detach or goal.state != "active" else (goal.active_since or now_iso(now))
 
 
 def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, root: Path, edges: Edges) -> list[str]:
@@ -168,9 +172,9 @@ def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, roo
     return notes
 
 
-def _preview(goal: Goal) -> Goal:
-    """A copy to charge in advance. Charging sets the goal's own fields and its counters only, so the
-    rest (a history of 1,000 iterations) is shared, not deep-copied at every stop."""
+def copy_to_charge(goal: Goal) -> Goal:
+    """A copy to charge in advance (or show charged). Charging sets the goal's own fields and its
+    counters only, so the rest (a history of 1,000 iterations) is shared, not deep-copied at every stop."""
     return goal.model_copy(update={"spent": goal.spent.model_copy()})
 
 
@@ -202,12 +206,16 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
 
 def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *, stuck_cap: int | None = None,
                   on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
-                  edges: Edges | None = None) -> Outcome:
-    """Run one whole iteration for an active goal and persist it. ``maker`` is charged first."""
+                  edges: Edges | None = None, settle: MakerWork | None = None) -> Outcome:
+    """Run one whole iteration for an active goal and persist it. ``maker`` is charged first.
+    ``settle`` is what the maker did that no later iteration will charge when the loop ends here (a
+    Stop's held-back message, claude_code/hooks.py): charged, and the clock stopped, with the record."""
     edges = edges or Edges()
     clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
     if goal.state != "active":
+        if settle is not None:
+            goal = record_maker(store, goal_id, settle, detach=True, now=clock())
         return Outcome(goal, Decision(action="stop", stop_reason=goal.stop_reason))
     if goal.pending is None or goal.pending.number <= goal.spent.iterations:
         # `goal run` resumed after the maker was charged elsewhere, or a pending that needs repair
@@ -224,7 +232,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
         guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
-        preview = _preview(goal)
+        preview = copy_to_charge(goal)
         _charge(preview, pending.number, oracle_cost, clock())
         judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
         _charge(preview, pending.number, judged.cost, clock())
@@ -247,31 +255,44 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
         integrity=guard, checkpoint=taken.checkpoint,
     )
-    return _persist(store, goal_id, record, decision, edges, checkpoints_off=taken.off)
+    return _persist(store, goal_id, record, decision, edges, settle, checkpoints_off=taken.off)
+
+
+def carries_on(goal: Goal, decision: Decision) -> bool:
+    """Whether the maker works on after this decision: the loop did not end with it."""
+    return decision.action == "continue" and goal.state == "active"
 
 
 def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, edges: Edges,
-             checkpoints_off: str | None = None) -> Outcome:
+             settle: MakerWork | None, checkpoints_off: str | None = None) -> Outcome:
     now = edges.now()
 
     def change(goal: Goal) -> Goal:
-        if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash, or a second runner
-            return goal
-        _charge(goal, record.number, record.oracle_cost, now)
-        goal.history.append(record)
-        goal.pending = None
-        goal.checkpoints_off = checkpoints_off
-        if goal.state != "active":  # paused or abandoned while the iteration ran: keep the record only
-            return goal
-        if decision.action == "converge":
-            lifecycle.transition(goal, "converge", now)
-        elif decision.action == "stop":
-            _escalate(goal, decision, now)
+        if goal.spent.iterations < record.number:
+            goal.checkpoints_off = checkpoints_off
+        _record(goal, record, decision, now)
+        if settle is not None and not carries_on(goal, decision):
+            # No judge will see this work, so the maker's model is not checked against the oracle's here.
+            _charge_maker(goal, settle(goal) if callable(settle) else settle, now, detach=True)
         return goal
 
     goal = store.update(Goal, goal_id, change)
     announce_end(store, goal, edges)
     return Outcome(goal, decision, record)
+
+
+def _record(goal: Goal, record: Iteration, decision: Decision, now: datetime) -> None:
+    if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash, or a second runner
+        return
+    _charge(goal, record.number, record.oracle_cost, now)
+    goal.history.append(record)
+    goal.pending = None
+    if goal.state != "active":  # paused or abandoned while the iteration ran: keep the record only
+        return
+    if decision.action == "converge":
+        lifecycle.transition(goal, "converge", now)
+    elif decision.action == "stop":
+        _escalate(goal, decision, now)
 
 
 def announce_end(store: Store, goal: Goal, edges: Edges | None = None) -> None:
@@ -289,7 +310,7 @@ def stop_if_exhausted(store: Store, goal_id: str, edges: Edges | None = None) ->
     edges = edges or Edges()
     now = edges.now()
     goal = store.load(Goal, goal_id)
-    preview = _preview(goal)
+    preview = copy_to_charge(goal)
     budget.accrue(preview, now)
     reason = budget.exhausted(preview)
     if goal.state != "active" or reason is None:

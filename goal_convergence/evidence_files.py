@@ -44,11 +44,8 @@ def _size(condition: dict[str, Any]) -> int:
 def externalize(goal_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """The document to write: ``doc`` with the bulky evidence of its large records moved to side
     files (written first, so a goal file never points at evidence that is not there)."""
-    history = doc.get("history") or []
-    if not any(sum(_size(c) for c in it.get("conditions") or []) > INLINE_CHARS for it in history):
-        return doc
-    compact = []
-    for it in history:
+    compact, moved = [], False
+    for it in doc.get("history") or []:
         conditions = it.get("conditions") or []
         if sum(_size(c) for c in conditions) <= INLINE_CHARS:
             compact.append(it)
@@ -57,7 +54,8 @@ def externalize(goal_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
         if not path.exists():  # an iteration never changes once recorded: its file is written once
             _write(path, {"conditions": [{k: c.get(k) for k in BULKY} for c in conditions]})
         compact.append({**it, "conditions": [_compact(c) for c in conditions]})
-    return {**doc, "history": compact}
+        moved = True
+    return {**doc, "history": compact} if moved else doc
 
 
 def _compact(condition: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +82,30 @@ def hydrate(goal_path: Path, doc: Any) -> Any:
                                 if isinstance(c, dict) and isinstance(side, dict) else c
                                 for c, side in zip(it["conditions"], kept, strict=True)]
     return doc
+
+
+def as_loaded(full: dict[str, Any], written: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
+    """What loading ``written`` back would give, known without reading it: ``full`` is the document
+    it was made from by ``externalize``, so its latest records are what ``hydrate`` puts back and the
+    older ones are as written. Also the positions of the older records that were compacted."""
+    history, kept = full.get("history") or [], written.get("history") or []
+    cut = max(len(kept) - HYDRATED, 0)
+    compacted = [n for n in range(cut) if kept[n] is not history[n]]  # externalize keeps the rest as they were
+    return ({**written, "history": kept[:cut] + history[cut:]} if compacted else full), compacted
+
+
+def stamps(goal_path: Path, numbers: list[int]) -> list[list[int] | None]:
+    """Size, mtime and inode of the side files of iterations ``numbers`` (None for a missing one):
+    what a load read from them is still what they hold while these are unchanged."""
+    found: list[list[int] | None] = []
+    for number in numbers:
+        try:
+            st = os.stat(_file(goal_path, number))
+        except OSError:
+            found.append(None)
+        else:
+            found.append([st.st_size, st.st_mtime_ns, st.st_ino])
+    return found
 
 
 def _write(path: Path, doc: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ else keeps working.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from pydantic import ValidationError
 
 from . import evidence_files, index, schema
 from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput, problems
-from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Model, TriageItem, now_iso
+from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Iteration, Model, TriageItem, now_iso
 
 M = TypeVar("M", bound=Model)
 T = TypeVar("T")
@@ -54,10 +55,20 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def _copy(item: M) -> M:
+    """A copy to hand out or to change. A goal's recorded iterations are shared, not copied (deepcopy's
+    memo): nothing changes one once it is recorded, and copying 1,000 of them costs more than a read."""
+    return copy.deepcopy(item, {id(it): it for it in item.history} if isinstance(item, Goal) else {})
+
+
 class Store:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root else index.home()
         self.quarantined: list[tuple[Path, str]] = []
+        # Each document as this store last read or wrote it (stamps of its files, model, JSON): a Stop
+        # loads and saves its goal several times, and a goal of 1,000 iterations must be read and
+        # validated once, not at each of them. Trusted only while the stamps are unchanged.
+        self._kept: dict[Path, tuple[list, Model, dict]] = {}
 
     # ---- paths and plumbing -------------------------------------------------------------
 
@@ -145,6 +156,38 @@ class Store:
     def _read_with_doc(self, kind: type[M], path: Path) -> tuple[M, dict]:
         return self._read_as(path, lambda text: self._parse(kind, path, text), "goal" if kind is Goal else "triage item")
 
+    def _stamps(self, path: Path, item: Model) -> list:
+        """The stamps of the files ``item`` was read from: the goal file, and the side files of the
+        iterations whose evidence a load puts back."""
+        found: list = [index.file_stamp(path)]
+        if isinstance(item, Goal):
+            found += evidence_files.stamps(path, [it.number for it in item.history[-evidence_files.HYDRATED:]])
+        return found
+
+    def _read_kept(self, kind: type[M], path: Path) -> tuple[M, dict]:
+        """``_read_with_doc``, answered from what this store last read or wrote when no file of the
+        document changed since (call it under the document's lock, as that)."""
+        kept = self._kept.get(path)
+        try:
+            if kept is not None and isinstance(kept[1], kind) and self._stamps(path, kept[1]) == kept[0]:
+                return _copy(kept[1]), kept[2]  # type: ignore[return-value]
+        except OSError:
+            pass  # gone: the read says so
+        self._kept.pop(path, None)
+        item, doc = self._read_with_doc(kind, path)
+        self._kept[path] = (self._stamps(path, item), _copy(item), doc)
+        return item, doc
+
+    def _keep(self, path: Path, item: Model, doc: dict, written: dict) -> None:
+        """Remember a document just written as a load would give it back: a goal's older iterations
+        compact, their evidence in side files (evidence_files.py)."""
+        kept = _copy(item)
+        if isinstance(kept, Goal):
+            doc, compacted = evidence_files.as_loaded(doc, written)
+            for n in compacted:
+                kept.history[n] = Iteration.from_doc(doc["history"][n])
+        self._kept[path] = (self._stamps(path, kept), kept, doc)
+
     def _read_as(self, path: Path, parse: Callable[[str], T], what: str) -> T:
         try:
             text = path.read_text(encoding="utf-8", errors="strict")
@@ -167,7 +210,7 @@ class Store:
     def load(self, kind: type[M], item_id: str) -> M:
         path = self.path_for(kind, item_id)
         with self.lock(path):
-            return self._read(kind, path)
+            return self._read_kept(kind, path)[0]
 
     def create(self, item: M) -> M:
         item_id = item.goal_id if isinstance(item, Goal) else item.triage_id  # type: ignore[attr-defined]
@@ -183,10 +226,14 @@ class Store:
         """Load, change and save one document under its lock: the only read-modify-write there is."""
         path = self.path_for(kind, item_id)
         with self.lock(path):
-            item, read = self._read_with_doc(kind, path)
+            item, read = self._read_kept(kind, path)
             session_before = getattr(item, "session_id", None)
-            item = change(item) or item
-            self._save_locked(path, item, session_before, read)
+            try:
+                item = change(item) or item
+                self._save_locked(path, item, session_before, read)
+            except BaseException:
+                self._kept.pop(path, None)  # the change may have reached the iterations the kept copy shares
+                raise
         self._ensure_bindings(item)
         return item
 
@@ -199,15 +246,15 @@ class Store:
     def _save_locked(self, path: Path, item: Model, session_before: str | None = None, read: dict | None = None) -> None:
         item.updated_at = now_iso()  # type: ignore[attr-defined]
         doc = self._validated_doc(item, read)
+        written = evidence_files.externalize(path, doc) if isinstance(item, Goal) else doc
+        self._write(path, written)
         if isinstance(item, Goal):
-            doc = evidence_files.externalize(path, doc)
-        self._write(path, doc)
-        if isinstance(item, Goal):
-            self._index_put(item.goal_id, doc, path)
+            self._index_put(item.goal_id, written, path)
             if index.sessions_dir(self.root).is_dir():  # else the next refresh of the index writes them all
                 if session_before != item.session_id:
                     index.bind(self.root, session_before, item.goal_id, False)
                 index.bind(self.root, item.session_id, item.goal_id, item.state == "active")
+        self._keep(path, item, doc, written)
 
     def _read_all(self, kind: type[M]) -> list[tuple[M, list[int]]]:
         """Every valid document of a kind with the stamp of the file it came from, taken under its

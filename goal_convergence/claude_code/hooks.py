@@ -68,10 +68,11 @@ def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, A
     return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
 
 
-def bound_goal(store: Store, summaries: Summaries, session_id: str) -> Goal | None:
-    """The active goal bound to this session."""
+def bound_goal_id(summaries: Summaries, session_id: str) -> str | None:
+    """The id of the active goal bound to this session, from the index: what works on the goal loads it
+    (once: store.py keeps it), so finding it must not."""
     bound = index.bound_to_session(summaries, session_id)
-    return store.load(Goal, bound[0]["goalId"]) if bound else None
+    return bound[0]["goalId"] if bound else None
 
 
 def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engine.MakerReport]:
@@ -97,19 +98,19 @@ def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engi
 def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
     """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
     stuck detection end the loop, and they end it before Claude Code's block cap does."""
-    goal = bound_goal(store, summaries, hook_input.session_id)
-    if goal is None:
+    goal_id = bound_goal_id(summaries, hook_input.session_id)
+    if goal_id is None:
         return {}
     if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
         return {}  # the turn only ran a goal-management command: no iteration, no block
     claim.reap(store)  # what a killed `goal run` left running (claim.py)
-    outcome = engine.run_iteration(store, goal.goal_id, maker_report(hook_input, final=False),
-                                   stuck_cap=STUCK_CAP)
+    # When the loop ends here no later read will charge the message a Stop's read holds back: it is
+    # charged with the iteration's record (settle), in the same write.
+    outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
+                                   settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
-    if decision.action == "continue" and goal.state == "active":
+    if engine.carries_on(goal, decision):
         return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
-    # The loop ends here, so no later read will charge the message held back above: charge it now.
-    goal = engine.record_maker(store, goal.goal_id, maker_report(hook_input, final=True), detach=True)
     if goal.state == "converged":
         spent = goal.spent
         return {"systemMessage": (
@@ -127,7 +128,7 @@ def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
     which in a short first turn is most of what the maker spent; shown, not charged (the next read
     charges it)."""
     held = maker_report(hook_input, final=True)(goal).cost
-    shown = goal.model_copy(deep=True)
+    shown = engine.copy_to_charge(goal)
     shown.spent.maker_dollars += held.dollars
     shown.spent.maker_tokens += held.tokens
     return shown
@@ -190,9 +191,9 @@ def escalation_line(goal: Goal, triage_id: str | None) -> str:
 
 def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
     if hook_input.source in fast.RESUMING:
-        goal = bound_goal(store, summaries, hook_input.session_id)
-        if goal is not None:
-            store.update(Goal, goal.goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
+        goal_id = bound_goal_id(summaries, hook_input.session_id)
+        if goal_id is not None:
+            store.update(Goal, goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
     # The summaries from before the clock restarted: the clock is not in them.
     return fast.session_start_answer(summaries, hook_input.session_id, hook_input.cwd)
 
@@ -210,9 +211,9 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
 
 
 def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
-    goal = bound_goal(store, summaries, hook_input.session_id)
-    if goal is not None:
-        engine.record_maker(store, goal.goal_id, maker_report(hook_input, final=True), detach=True)
+    goal_id = bound_goal_id(summaries, hook_input.session_id)
+    if goal_id is not None:
+        engine.record_maker(store, goal_id, maker_report(hook_input, final=True), detach=True)
     return {}
 
 
