@@ -1,0 +1,84 @@
+"""One line of a Claude Code transcript, read for the message it bills without parsing its content.
+
+A transcript is mostly tool results (a file read, a command's output) and message content: the
+meter must not spend Python time on those bytes. A line is a span ``buf[start:end]`` of the block
+it was read in, found by searching bytes, and:
+
+- a line whose head says it is another kind of entry (Claude Code writes a user entry's
+  ``"type":"user"`` among the leading scalar fields, before anything nested) is skipped unread;
+- a line that may bill a message (it holds a ``"usage"`` and an ``"assistant"`` string) is parsed
+  with its message's content cut out: the bytes from the line's start to the message's first nested
+  value, ``null``, then the bytes from its ``"usage"`` key to the end. Claude Code writes the id and
+  model before the content and the usage last, so those few hundred bytes hold every field read,
+  and ``json.loads`` of them gives what it gives for the whole line.
+
+The cut is made only when it is safe: exactly one ``"usage"`` in the line (a tool's input may hold
+one of its own), the content starting and the usage ending within ``WINDOW`` bytes of the line's
+ends. Any other line is parsed whole, as every line was before. In JSON text a ``"`` inside a
+string is escaped, so ``"usage"`` found in the bytes is a key or a whole string, never a message's
+words about usage. What the cut cannot see are keys repeated in the content's place (``json.loads``
+keeps the last) or a usage object that is not the message's yet ends it: Claude Code writes neither.
+"""
+
+from __future__ import annotations
+
+import json
+
+WINDOW = 4096  # bytes of a line's head, and of its tail, read by the cheap path
+
+
+def may_count(buf: bytes, start: int, end: int) -> bool:
+    """Whether the line might bill a message: not when its head says it is another kind of entry
+    (a user's, a summary), else when it holds both a ``"usage"`` and an ``"assistant"`` string
+    (looked for from the end and from the start, where Claude Code writes them)."""
+    at = buf.find(b'"type":"', start, min(end, start + WINDOW))
+    # 123: "{", 92: a backslash (the quote would be inside a key, escaped)
+    if at > start and buf[start] == 123 and buf[at - 1] != 92 and _flat(buf, start + 1, at):
+        close = buf.find(b'"', at + 8, end)
+        if close >= 0 and buf[at + 8:close] != b"assistant" and buf.find(b"\\", at + 8, close) < 0:
+            return False
+    return buf.rfind(b'"usage"', start, end) >= 0 and buf.find(b'"assistant"', start, end) >= 0
+
+
+def message(buf: bytes, start: int, end: int) -> tuple[object, object, object, object] | None:
+    """(message id, model, usage, timestamp) of an assistant entry, as ``json.loads`` of the line would
+    give them, or None for a line that is not one."""
+    if (entry := _cheap(buf, start, end)) is not None and (found := _fields(entry)) is not None:
+        return found
+    return _fields(_parse(buf[start:end]))
+
+
+def _cheap(buf: bytes, start: int, end: int) -> dict | None:
+    """The entry with its message's content cut out: the line from its start to the message's first
+    nested value (the content), then ``null``, then from the line's only ``"usage"`` key to its end.
+    None when the line has no such shape within ``WINDOW`` bytes of either end."""
+    limit = min(end, start + WINDOW)
+    at = buf.find(b'"message"', start, limit)
+    body = buf.find(b"{", at + 9, limit) + 1 if at >= 0 else 0
+    nested = [i for i in (buf.find(b"[", body, limit), buf.find(b"{", body, limit)) if i >= 0] if body else []
+    inner = min(nested, default=-1)
+    usage = buf.rfind(b'"usage"', inner, end) if nested else -1
+    if usage < 0 or end - usage > WINDOW or buf.find(b'"usage"', start, usage) >= 0:
+        return None
+    return _parse(b"".join((buf[start:inner], b"null,", buf[usage:end])))
+
+
+def _parse(text: bytes) -> dict | None:
+    try:
+        return json.loads(text.decode())  # str: json.loads would guess the encoding of bytes, line by line
+    except ValueError:
+        return None
+
+
+def _fields(entry: object) -> tuple[object, object, object, object] | None:
+    try:
+        message = entry["message"]
+        found = message["id"], message["model"], message["usage"], entry.get("timestamp")
+    except (KeyError, TypeError):
+        return None
+    return found if entry.get("type") == "assistant" else None
+
+
+def _flat(buf: bytes, start: int, end: int) -> bool:
+    """No object or array opens in the span: it is all at one depth."""
+    return buf.find(b"{", start, end) < 0 and buf.find(b"[", start, end) < 0
