@@ -22,7 +22,6 @@ memory, and the offset moves past it: a read that starts inside a line skips to 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
