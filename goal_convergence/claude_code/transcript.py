@@ -87,7 +87,7 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
     """
     reading, budget, bad = Reading(), MAX_READ, []
     prices: dict[str, cost.Price] = {}  # one look-up a model, not one a message
-    spent: dict[cost.Price, list[int]] = {}  # tokens by kind, summed per price: priced once, at the end
+    spent: dict[cost.Price, list[tuple[int, ...]]] = {}  # each call's tokens by kind, per price: priced once, at the end
     for i, path in enumerate(transcript_files(transcript_path)):
         key = str(path)
         try:
@@ -104,14 +104,13 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
             if mid not in held:
                 price = prices[m.model] if m.model in prices else prices.setdefault(m.model, cost.price_for(m.model))
                 counts = cost.usage_counts(m.usage)
-                sums = spent.setdefault(cost.applies(price, counts), [0] * len(counts))
-                for k, n in enumerate(counts):
-                    sums[k] += n
+                spent.setdefault(cost.applies(price, counts), []).append(counts)
         reading.offsets[key] = min((found.messages[mid].first for mid in held), default=found.end)
         if i == 0 and found.messages:
             reading.model = max(found.messages.values(), key=lambda m: m.last).model
-    reading.dollars = sum(cost.counts_cost(price, tuple(sums)) for price, sums in spent.items())
-    reading.tokens = sum(sum(sums) for sums in spent.values())
+    totals = {price: tuple(map(sum, zip(*calls))) for price, calls in spent.items()}
+    reading.dollars = sum(cost.counts_cost(price, counts) for price, counts in totals.items())
+    reading.tokens = sum(map(sum, totals.values()))
     if bad:
         reading.note = (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is "
                         "read, so the maker's spend there is not counted")
@@ -133,19 +132,17 @@ def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _
         found = _File(start=start, end=start)
         stop = min(info.st_size, start + max(0, budget))
         run: tuple[bytes, int, int, _Span] | None = None  # (id, first, last offset, last line) of a run of lines
-        for pos, buf, ls, le in _complete_lines(fd, start, stop, found):
-            if not lines.may_count(buf, ls, le):
-                continue
+        for pos, buf, ls, le in _lines_that_may_count(fd, start, stop, found):
             mid = m[1] if (m := _ID.search(buf, ls, le)) else None
             if run and run[0] != mid:
-                _take(found.messages, *run[1:], since)
+                _take(found.messages, run[1], run[2], run[3], since)
                 run = None
             if mid is None:
                 _take(found.messages, pos, pos, (buf, ls, le), since)
             else:
                 run = (mid, run[1] if run else pos, pos, (buf, ls, le))
         if run:
-            _take(found.messages, *run[1:], since)
+            _take(found.messages, run[1], run[2], run[3], since)
         found.complete = stop >= info.st_size
         if found.end == start and not found.complete and stop - start >= min(MAX_LINE, MAX_READ):
             found.end = stop  # one line longer than a whole read (a sparse file's zeros): past it, not again from 0
@@ -154,28 +151,32 @@ def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _
         os.close(fd)
 
 
-def _complete_lines(fd: int, start: int, stop: int, found: _File) -> Iterator[tuple[int, bytes, int, int]]:
-    """(offset, buffer, start, end of the line without its newline in the buffer) for each newline-terminated line of at most ``MAX_LINE`` bytes
-    between ``start`` and ``stop``, each a span of the block read, never copied out of it (only a line
-    that straddles two blocks is joined, once, so a huge line costs linear time). ``found.end``
+def _lines_that_may_count(fd: int, start: int, stop: int, found: _File) -> Iterator[tuple[int, bytes, int, int]]:
+    """(offset, buffer, start and end of the line in the buffer, without its newline) for each
+    newline-terminated line of at most ``MAX_LINE`` bytes between ``start`` and ``stop`` that
+    ``lines.may_count``: a span of the block read, never copied out of it (only a line that
+    straddles two blocks is joined, once, so a huge line costs linear time). ``found.end``
     becomes where the next read starts: the unfinished last line's start (Claude Code may still be
     writing it), or past it once it is too long to keep."""
     # A start inside a line (the previous read stopped in an over-long one): skip to its end.
     skipping = start > 0 and os.pread(fd, 1, start - 1) != b"\n"
-    parts: list[bytes] = []
+    may_count = lines.may_count
+    parts: list[memoryview] = []
     held = 0  # bytes in parts
     line_at = at = start  # line_at: where the unfinished line starts
     while at < stop and (block := os.pread(fd, min(BLOCK, stop - at), at)):
-        cut = block.rfind(b"\n") + 1
+        first = block.find(b"\n")  # memchr: rfind would scan a newline-less block of a huge line byte by byte
+        cut = block.rfind(b"\n") + 1 if first >= 0 else 0
         if cut:
-            first = block.find(b"\n")
             if not skipping and held + first <= MAX_LINE:
-                yield (line_at, b"".join([*parts, block[:first]]), 0, held + first) if parts else (line_at, block, 0, first)
+                line = b"".join([*parts, block[:first]]) if parts else block
+                if may_count(line, 0, held + first):
+                    yield line_at, line, 0, held + first
             parts, held, skipping = [], 0, False
             ls, find = first + 1, block.find
             while ls < cut:
                 le = find(b"\n", ls)
-                if le - ls <= MAX_LINE:
+                if le - ls <= MAX_LINE and may_count(block, ls, le):
                     yield at + ls, block, ls, le
                 ls = le + 1
             line_at = at + cut
@@ -183,7 +184,7 @@ def _complete_lines(fd: int, start: int, stop: int, found: _File) -> Iterator[tu
             if held + len(block) - cut > MAX_LINE:
                 parts, held, skipping = [], 0, True
             else:
-                parts.append(block[cut:])
+                parts.append(memoryview(block)[cut:])  # not copied: joined once, if the line ends
                 held += len(block) - cut
         at += len(block)
     found.end = at if skipping else line_at

@@ -31,9 +31,11 @@ def may_count(buf: bytes, start: int, end: int) -> bool:
     """Whether the line might bill a message: not when its head says it is another kind of entry
     (a user's, a summary), else when it holds both a ``"usage"`` and an ``"assistant"`` string
     (looked for from the end and from the start, where Claude Code writes them)."""
-    at = buf.find(b'"type":"', start, min(end, start + WINDOW))
-    # 123: "{", 92: a backslash (the quote would be inside a key, escaped)
-    if at > start and buf[start] == 123 and buf[at - 1] != 92 and _flat(buf, start + 1, at):
+    at = buf.find(b'"type":"', start, end if end - start < WINDOW else start + WINDOW)
+    # The entry's own type: at the top level (nothing nested before it, 123 is "{"), its quote not
+    # escaped (92 is a backslash), its value without escapes.
+    if at > start and buf[start] == 123 and buf[at - 1] != 92 and buf.find(b"{", start + 1, at) < 0 \
+            and buf.find(b"[", start + 1, at) < 0:
         close = buf.find(b'"', at + 8, end)
         if close >= 0 and buf[at + 8:close] != b"assistant" and buf.find(b"\\", at + 8, close) < 0:
             return False
@@ -52,15 +54,20 @@ def _cheap(buf: bytes, start: int, end: int) -> dict | None:
     """The entry with its message's content cut out: the line from its start to the message's first
     nested value (the content), then ``null``, then from the line's only ``"usage"`` key to its end.
     None when the line has no such shape within ``WINDOW`` bytes of either end."""
-    limit = min(end, start + WINDOW)
+    limit = end if end - start < WINDOW else start + WINDOW
     at = buf.find(b'"message"', start, limit)
     body = buf.find(b"{", at + 9, limit) + 1 if at >= 0 else 0
-    nested = [i for i in (buf.find(b"[", body, limit), buf.find(b"{", body, limit)) if i >= 0] if body else []
-    inner = min(nested, default=-1)
-    usage = buf.rfind(b'"usage"', inner, end) if nested else -1
+    inner = buf.find(b"[", body, limit) if body else -1
+    if (brace := buf.find(b"{", body, inner if inner >= 0 else limit) if body else -1) >= 0:
+        inner = brace
+    usage = buf.rfind(b'"usage"', inner, end) if inner >= 0 else -1
     if usage < 0 or end - usage > WINDOW or buf.find(b'"usage"', start, usage) >= 0:
         return None
-    return _parse(b"".join((buf[start:inner], b"null,", buf[usage:end])))
+    # The entry's scalar fields before the message (session, folder, version) are left out too,
+    # unless the type or the timestamp is among them.
+    keep = at if buf[start] == 123 and _flat(buf, start + 1, at) and buf.find(b'"type"', start, at) < 0 \
+        and buf.find(b'"timestamp"', start, at) < 0 else start  # 123: "{"
+    return _parse(b"".join((b"{" if keep == at else b"", buf[keep:inner], b"null,", buf[usage:end])))
 
 
 def _parse(text: bytes) -> dict | None:
