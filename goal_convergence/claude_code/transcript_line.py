@@ -31,13 +31,14 @@ def may_count(buf: bytes, start: int, end: int) -> bool:
     """Whether the line might bill a message: not when its head says it is another kind of entry
     (a user's, a summary), else when it holds both a ``"usage"`` and an ``"assistant"`` string
     (looked for from the end and from the start, where Claude Code writes them)."""
-    at = buf.find(b'"type":"', start, end if end - start < WINDOW else start + WINDOW)
+    at = buf.find(b'"type":', start, end if end - start < WINDOW else start + WINDOW)
     # The entry's own type: at the top level (nothing nested before it, 123 is "{"), its quote not
-    # escaped (92 is a backslash), its value without escapes.
+    # escaped (92 is a backslash), its value a string without escapes ("type": "user" as json.dumps writes it, too).
     if at > start and buf[start] == 123 and buf[at - 1] != 92 and buf.find(b"{", start + 1, at) < 0 \
             and buf.find(b"[", start + 1, at) < 0:
-        close = buf.find(b'"', at + 8, end)
-        if close >= 0 and buf[at + 8:close] != b"assistant" and buf.find(b"\\", at + 8, close) < 0:
+        value = at + 8 if buf[at + 7:at + 8] == b" " else at + 7
+        close = buf.find(b'"', value + 1, end) if buf[value:value + 1] == b'"' else -1
+        if close >= 0 and buf[value + 1:close] != b"assistant" and buf.find(b"\\", value + 1, close) < 0:
             return False
     return buf.rfind(b'"usage"', start, end) >= 0 and buf.find(b'"assistant"', start, end) >= 0
 
