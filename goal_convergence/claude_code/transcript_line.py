@@ -12,12 +12,16 @@ it was read in, found by searching bytes, and:
   model before the content and the usage last, so those few hundred bytes hold every field read,
   and ``json.loads`` of them gives what it gives for the whole line.
 
-The cut is made only when it is safe: exactly one ``"usage"`` in the line (a tool's input may hold
-one of its own), the content starting and the usage ending within ``WINDOW`` bytes of the line's
-ends. Any other line is parsed whole, as every line was before. In JSON text a ``"`` inside a
-string is escaped, so ``"usage"`` found in the bytes is a key or a whole string, never a message's
-words about usage. What the cut cannot see are keys repeated in the content's place (``json.loads``
-keeps the last) or a usage object that is not the message's yet ends it: Claude Code writes neither.
+The cut is made only when the line holds one ``"usage"`` key: a tool's input may hold one of its
+own, and an object beside the message might end with one. A ``"usage"`` key inside the content or
+in an object of its own is followed by the closing brackets of the values around it, more than the
+cut line has open, so the cut line is not JSON and the line is parsed whole: the parse of the cut
+line succeeds only for a ``"usage"`` key of the object the content is in. The line is also parsed
+whole when the content does not start, or the usage does not end the line, within ``WINDOW`` bytes.
+In JSON text a ``"`` inside a string is escaped, so ``"usage"`` found in the bytes is a key or a
+whole string, never a message's words about usage. What the cut cannot see are keys repeated in
+the content's place (``json.loads`` keeps the last) or a message without usage followed by an
+object ending with the line's only ``"usage"``: Claude Code writes neither.
 """
 
 from __future__ import annotations
