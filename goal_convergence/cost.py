@@ -54,34 +54,41 @@ def price_for(model: str) -> Price:
     return table[max(known, key=len)]
 
 
-def _cache_creation(usage: dict[str, Any]) -> tuple[int, int]:
-    """Cache-write tokens as (5-minute, 1-hour). A total without the split counts as 5-minute writes."""
+def usage_counts(usage: dict[str, Any]) -> tuple[int, int, int, int, int]:
+    """One call's tokens as (input, 5-minute cache writes, 1-hour cache writes, cache reads, output). A
+    cache-write total without the split counts as 5-minute writes."""
     split = usage.get("cache_creation") or {}
     w5m = int(split.get("ephemeral_5m_input_tokens") or 0)
     w1h = int(split.get("ephemeral_1h_input_tokens") or 0)
     total = int(usage.get("cache_creation_input_tokens") or 0)
-    return w5m + max(0, total - w5m - w1h), w1h
+    return (int(usage.get("input_tokens") or 0), w5m + max(0, total - w5m - w1h), w1h,
+            int(usage.get("cache_read_input_tokens") or 0), int(usage.get("output_tokens") or 0))
 
 
 def usage_tokens(usage: dict[str, Any]) -> int:
     """Every token a call was billed for: input, cache writes and reads, and output."""
-    w5m, w1h = _cache_creation(usage)
-    return (int(usage.get("input_tokens") or 0) + w5m + w1h + int(usage.get("cache_read_input_tokens") or 0)
-            + int(usage.get("output_tokens") or 0))
+    return sum(usage_counts(usage))
+
+
+def applies(price: Price, counts: tuple[int, int, int, int, int]) -> Price:
+    """The price of a call with these ``usage_counts``: the long-context one above its threshold."""
+    if price.long_context and price.long_context_above is not None and sum(counts[:4]) > price.long_context_above:
+        return price.long_context
+    return price
+
+
+def counts_cost(price: Price, counts: tuple[int, int, int, int, int]) -> float:
+    """Dollars for ``usage_counts`` (of one call, or summed over calls that ``applies`` gives one price)."""
+    tokens_in, w5m, w1h, read, out = counts
+    return (tokens_in * price.input + w5m * price.cache_write_5m + w1h * price.cache_write_1h
+            + read * price.cache_read + out * price.output) / 1e6
 
 
 def usage_cost(model: str, usage: dict[str, Any], price: Price | None = None) -> float:
     """Dollars for one call's usage (keys as the API and Claude Code transcripts give them); ``price``
     is ``price_for(model)``, passed by a caller that prices many calls of one model."""
-    price = price or price_for(model)
-    w5m, w1h = _cache_creation(usage)
-    tokens_in = int(usage.get("input_tokens") or 0)
-    read = int(usage.get("cache_read_input_tokens") or 0)
-    if price.long_context and price.long_context_above is not None \
-            and tokens_in + w5m + w1h + read > price.long_context_above:
-        price = price.long_context
-    return (tokens_in * price.input + w5m * price.cache_write_5m + w1h * price.cache_write_1h
-            + read * price.cache_read + int(usage.get("output_tokens") or 0) * price.output) / 1e6
+    counts = usage_counts(usage)
+    return counts_cost(applies(price or price_for(model), counts), counts)
 
 
 def _user_file_stamp() -> tuple[str, int | None]:

@@ -22,7 +22,6 @@ memory, and the offset moves past it: a read that starts inside a line skips to 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -32,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import cost
+from . import transcript_line as lines
 
 BLOCK = 4 << 20  # bytes per read() call: bounds memory on a first read of a very large file
 MAX_READ = 512 << 20  # bytes read per call, over all the session's files
@@ -40,6 +40,7 @@ MAX_LINE = 16 << 20
 # parsed, the run told by the message id ("msg_..."), found without parsing. A line without one is
 # parsed alone.
 _ID = re.compile(rb'"id":\s*"(msg_[^"\\]+)"')
+_Span = tuple[bytes, int, int]  # a line: the buffer it was read in, its start and end there
 
 
 @dataclass
@@ -86,6 +87,7 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
     """
     reading, budget, bad = Reading(), MAX_READ, []
     prices: dict[str, cost.Price] = {}  # one look-up a model, not one a message
+    spent: dict[cost.Price, list[tuple[int, ...]]] = {}  # each call's tokens by kind, per price: priced once, at the end
     for i, path in enumerate(transcript_files(transcript_path)):
         key = str(path)
         try:
@@ -101,11 +103,14 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
         for mid, m in found.messages.items():
             if mid not in held:
                 price = prices[m.model] if m.model in prices else prices.setdefault(m.model, cost.price_for(m.model))
-                reading.dollars += cost.usage_cost(m.model, m.usage, price)
-                reading.tokens += cost.usage_tokens(m.usage)
+                counts = cost.usage_counts(m.usage)
+                spent.setdefault(cost.applies(price, counts), []).append(counts)
         reading.offsets[key] = min((found.messages[mid].first for mid in held), default=found.end)
         if i == 0 and found.messages:
             reading.model = max(found.messages.values(), key=lambda m: m.last).model
+    totals = {price: tuple(map(sum, zip(*calls))) for price, calls in spent.items()}
+    reading.dollars = sum(cost.counts_cost(price, counts) for price, counts in totals.items())
+    reading.tokens = sum(map(sum, totals.values()))
     if bad:
         reading.note = (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is "
                         "read, so the maker's spend there is not counted")
@@ -126,20 +131,18 @@ def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _
             start = 0
         found = _File(start=start, end=start)
         stop = min(info.st_size, start + max(0, budget))
-        run: tuple[bytes, int, int, bytes] | None = None  # (id, first, last offset, last line) of a run of lines
-        for pos, line in _complete_lines(fd, start, stop, found):
-            if b'"assistant"' not in line or b'"usage"' not in line:  # cheap test first: most lines are not
-                continue
-            mid = m[1] if (m := _ID.search(line)) else None
+        run: tuple[bytes, int, int, _Span] | None = None  # (id, first, last offset, last line) of a run of lines
+        for pos, buf, ls, le in _lines_that_may_count(fd, start, stop, found):
+            mid = _message_id(buf, ls, le)
             if run and run[0] != mid:
-                _take(found.messages, *run[1:], since)
+                _take(found.messages, run[1], run[2], run[3], since)
                 run = None
             if mid is None:
-                _take(found.messages, pos, pos, line, since)
+                _take(found.messages, pos, pos, (buf, ls, le), since)
             else:
-                run = (mid, run[1] if run else pos, pos, line)
+                run = (mid, run[1] if run else pos, pos, (buf, ls, le))
         if run:
-            _take(found.messages, *run[1:], since)
+            _take(found.messages, run[1], run[2], run[3], since)
         found.complete = stop >= info.st_size
         if found.end == start and not found.complete and stop - start >= min(MAX_LINE, MAX_READ):
             found.end = stop  # one line longer than a whole read (a sparse file's zeros): past it, not again from 0
@@ -148,28 +151,34 @@ def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _
         os.close(fd)
 
 
-def _complete_lines(fd: int, start: int, stop: int, found: _File) -> Iterator[tuple[int, bytes]]:
-    """(offset, line without newline) for each newline-terminated line of at most ``MAX_LINE`` bytes
-    between ``start`` and ``stop``. ``found.end`` becomes where the next read starts: the unfinished
-    last line's start (Claude Code may still be writing it), or past it once it is too long to keep.
-    The pieces of a line are joined once, so a huge line costs linear time."""
+def _lines_that_may_count(fd: int, start: int, stop: int, found: _File) -> Iterator[tuple[int, bytes, int, int]]:
+    """(offset, buffer, start and end of the line in the buffer, without its newline) for each
+    newline-terminated line of at most ``MAX_LINE`` bytes between ``start`` and ``stop`` that
+    ``lines.may_count``: a span of the block read, never copied out of it (only a line that
+    straddles two blocks is joined, once, so a huge line costs linear time). ``found.end``
+    becomes where the next read starts: the unfinished last line's start (Claude Code may still be
+    writing it), or past it once it is too long to keep."""
     # A start inside a line (the previous read stopped in an over-long one): skip to its end.
     skipping = start > 0 and os.pread(fd, 1, start - 1) != b"\n"
+    may_count = lines.may_count
     parts: list[bytes] = []
     held = 0  # bytes in parts
     line_at = at = start  # line_at: where the unfinished line starts
     while at < stop and (block := os.pread(fd, min(BLOCK, stop - at), at)):
-        cut = block.rfind(b"\n") + 1
+        first = block.find(b"\n")  # memchr: rfind would scan a newline-less block of a huge line byte by byte
+        cut = block.rfind(b"\n") + 1 if first >= 0 else 0
         if cut:
-            first = block.find(b"\n")
             if not skipping and held + first <= MAX_LINE:
-                yield line_at, b"".join([*parts, block[:first]]) if parts else block[:first]
+                line = b"".join([*parts, block[:first]]) if parts else block
+                if may_count(line, 0, held + first):
+                    yield line_at, line, 0, held + first
             parts, held, skipping = [], 0, False
-            pos = at + first + 1
-            for line in block[first + 1 : cut - 1].split(b"\n") if cut - 1 > first else ():
-                if len(line) <= MAX_LINE:
-                    yield pos, line
-                pos += len(line) + 1
+            ls, find = first + 1, block.find
+            while ls < cut:
+                le = find(b"\n", ls)
+                if le - ls <= MAX_LINE and may_count(block, ls, le):
+                    yield at + ls, block, ls, le
+                ls = le + 1
             line_at = at + cut
         if cut < len(block) and not skipping:
             if held + len(block) - cut > MAX_LINE:
@@ -181,17 +190,25 @@ def _complete_lines(fd: int, start: int, stop: int, found: _File) -> Iterator[tu
     found.end = at if skipping else line_at
 
 
-def _take(messages: dict[str, _Message], first: int, pos: int, line: bytes, since: datetime | None) -> None:
+def _message_id(buf: bytes, start: int, end: int) -> bytes | None:
+    """``_ID.search`` of the line, its literal start found by ``bytes.find`` (the regex engine's own scan is slower)."""
+    at = buf.find(b'"id":', start, end)
+    while at >= 0:
+        if found := _ID.match(buf, at, end):
+            return found[1]
+        at = buf.find(b'"id":', at + 1, end)
+    return None
+
+
+def _take(messages: dict[str, _Message], first: int, pos: int, line: _Span, since: datetime | None) -> None:
     """Count the message of ``line`` (at ``pos``; its run of lines began at ``first``)."""
-    try:
-        entry = json.loads(line.decode())  # str: json.loads would guess the encoding of bytes, line by line
-        message = entry["message"]
-        mid, model, usage = message["id"], message["model"], message["usage"]
-    except (ValueError, KeyError, TypeError):
+    found = lines.message(*line)
+    if found is None:
         return
-    if entry.get("type") != "assistant" or model == "<synthetic>" or not isinstance(usage, dict) or not mid:
+    mid, model, usage, stamp = found
+    if model == "<synthetic>" or not isinstance(usage, dict) or not mid:
         return
-    if since is not None and _before(entry.get("timestamp"), since):
+    if since is not None and _before(stamp, since):
         return
     seen = messages.get(mid)
     messages[mid] = _Message(seen.first if seen else first, pos, model, usage)

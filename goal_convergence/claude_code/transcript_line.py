@@ -1,0 +1,96 @@
+"""One line of a Claude Code transcript, read for the message it bills without parsing its content.
+
+A transcript is mostly tool results (a file read, a command's output) and message content: the
+meter must not spend Python time on those bytes. A line is a span ``buf[start:end]`` of the block
+it was read in, found by searching bytes, and:
+
+- a line whose head says it is another kind of entry (Claude Code writes a user entry's
+  ``"type":"user"`` among the leading scalar fields, before anything nested) is skipped unread;
+- a line that may bill a message (it holds a ``"usage"`` and an ``"assistant"`` string) is parsed
+  with its message's content cut out: the bytes from the line's start to the message's first nested
+  value, ``null``, then the bytes from its ``"usage"`` key to the end. Claude Code writes the id and
+  model before the content and the usage last, so those few hundred bytes hold every field read,
+  and ``json.loads`` of them gives what it gives for the whole line.
+
+The cut is made only when the line holds one ``"usage"`` key: a tool's input may hold one of its
+own, and an object beside the message might end with one. A ``"usage"`` key inside the content or
+in an object of its own is followed by the closing brackets of the values around it, more than the
+cut line has open, so the cut line is not JSON and the line is parsed whole: the parse of the cut
+line succeeds only for a ``"usage"`` key of the object the content is in. The line is also parsed
+whole when the content does not start, or the usage does not end the line, within ``WINDOW`` bytes.
+In JSON text a ``"`` inside a string is escaped, so ``"usage"`` found in the bytes is a key or a
+whole string, never a message's words about usage. What the cut cannot see are keys repeated in
+the content's place (``json.loads`` keeps the last) or a message without usage followed by an
+object ending with the line's only ``"usage"``: Claude Code writes neither.
+"""
+
+from __future__ import annotations
+
+import json
+
+WINDOW = 4096  # bytes of a line's head, and of its tail, read by the cheap path
+
+
+def may_count(buf: bytes, start: int, end: int) -> bool:
+    """Whether the line might bill a message: not when its head says it is another kind of entry
+    (a user's, a summary), else when it holds both a ``"usage"`` and an ``"assistant"`` string
+    (looked for from the end and from the start, where Claude Code writes them)."""
+    at = buf.find(b'"type":', start, end if end - start < WINDOW else start + WINDOW)
+    # The entry's own type: at the top level (nothing nested before it, 123 is "{"), its quote not
+    # escaped (92 is a backslash), its value a string without escapes ("type": "user" as json.dumps writes it, too).
+    if at > start and buf[start] == 123 and buf[at - 1] != 92 and buf.find(b"{", start + 1, at) < 0 \
+            and buf.find(b"[", start + 1, at) < 0:
+        value = at + 8 if buf[at + 7:at + 8] == b" " else at + 7
+        close = buf.find(b'"', value + 1, end) if buf[value:value + 1] == b'"' else -1
+        if close >= 0 and buf[value + 1:close] != b"assistant" and buf.find(b"\\", value + 1, close) < 0:
+            return False
+    return buf.rfind(b'"usage"', start, end) >= 0 and buf.find(b'"assistant"', start, end) >= 0
+
+
+def message(buf: bytes, start: int, end: int) -> tuple[object, object, object, object] | None:
+    """(message id, model, usage, timestamp) of an assistant entry, as ``json.loads`` of the line would
+    give them, or None for a line that is not one."""
+    if (entry := _cheap(buf, start, end)) is not None and (found := _fields(entry)) is not None:
+        return found
+    return _fields(_parse(buf[start:end]))
+
+
+def _cheap(buf: bytes, start: int, end: int) -> dict | None:
+    """The entry with its message's content cut out: the line from its start to the message's first
+    nested value (the content), then ``null``, then from the line's only ``"usage"`` key to its end.
+    None when the line has no such shape within ``WINDOW`` bytes of either end."""
+    limit = end if end - start < WINDOW else start + WINDOW
+    at = buf.find(b'"message"', start, limit)
+    body = buf.find(b"{", at + 9, limit) + 1 if at >= 0 else 0
+    inner = buf.find(b"[", body, limit) if body else -1
+    if (brace := buf.find(b"{", body, inner if inner >= 0 else limit) if body else -1) >= 0:
+        inner = brace
+    usage = buf.rfind(b'"usage"', inner, end) if inner >= 0 else -1
+    if usage < 0 or end - usage > WINDOW or buf.find(b'"usage"', start, usage) >= 0:
+        return None
+    # The entry's scalar fields before the message (session, folder, version) are left out too,
+    # unless the type or the timestamp is among them.
+    keep = at if buf[start] == 123 and _flat(buf, start + 1, at) and buf.find(b'"type"', start, at) < 0 \
+        and buf.find(b'"timestamp"', start, at) < 0 else start  # 123: "{"
+    return _parse(b"".join((b"{" if keep == at else b"", buf[keep:inner], b"null,", buf[usage:end])))
+
+
+def _parse(text: bytes) -> dict | None:
+    try:
+        return json.loads(text.decode())  # str: json.loads would guess the encoding of bytes, line by line
+    except ValueError:
+        return None
+
+
+def _fields(entry: object) -> tuple[object, object, object, object] | None:
+    try:
+        message = entry["message"]
+        found = message["id"], message["model"], message["usage"], entry.get("timestamp")
+    except (KeyError, TypeError):
+        return None
+    return found if entry.get("type") == "assistant" else None
+
+
+def _flat(buf: bytes, start: int, end: int) -> bool:
+    """No object or array opens in the span: it is all at one depth."""
+    return buf.find(b"{", start, end) < 0 and buf.find(b"[", start, end) < 0
