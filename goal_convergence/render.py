@@ -68,6 +68,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
              "conditions:", *condition_lines(goal),
              f"budget: {budget_line(goal, now)}",
              oracle_line(goal)]
+    lines += plan_lines(goal)
     lines += integrity_lines(goal)
     lines += escalation_lines(goal)
     lines += [f"settings changed {c.at[:16].replace('T', ' ')} by `{c.via}`: "
@@ -95,6 +96,29 @@ def oracle_line(goal: Goal) -> str:
     if o.provider == "command":
         return f"oracle: command ({o.command})"
     return f"oracle: {o.provider} ({o.model})"
+
+
+def plan_lines(goal: Goal) -> list[str]:
+    """The plan, open tasks first, and the confidence the oracle must reach, when the goal has them."""
+    lines = [f"min confidence: {goal.min_confidence:g} (a converged verdict less sure than that is a veto)"
+             ] if goal.min_confidence is not None else []
+    if goal.tasks:
+        done = [t for t in goal.tasks if t.state == "done"]
+        lines.append(f"plan: {len(goal.tasks) - len(done)} open, {len(done)} done")
+        lines += [f"  [{'x' if t.state == 'done' else ' '}] {t.id} {t.title}"
+                  + (f" (oracle, #{t.added_in})" if t.added_by == "oracle" else "")
+                  + (f" (done #{t.done_in})" if t.done_in else "")
+                  for t in sorted(goal.tasks, key=lambda t: t.state != "open")]
+    return lines
+
+
+def open_task_lines(goal: Goal) -> list[str]:
+    """What the maker reads about the plan: each open task, and that the goal waits for them."""
+    still = [t for t in goal.tasks if t.state == "open"]
+    if not still:
+        return []
+    return (["Open tasks of the plan (the goal converges only once the oracle finds each one done):"]
+            + [f"  - {t.id} {t.title}" for t in still])
 
 
 def escalation_lines(goal: Goal) -> list[str]:

@@ -80,12 +80,12 @@ class ClaudeCliOracle:
             detail = "; ".join(map(str, result.errors)) or result.result or "no detail"
             how = "an error" if result.subtype == "success" else result.subtype
             raise JudgeError(f"claude -p ended with {how}: {cut(detail, 500)}", spent)
+        notes = [f"claude -p, {result.num_turns} turn(s)"]
         try:
             if isinstance(result.structured_output, dict):
-                verdict = check_verdict(result.structured_output)
+                verdict = check_verdict(result.structured_output, notes)
             else:  # the model wrote its verdict as text instead of calling StructuredOutput
-                verdict = parse_verdict(result.result or "")
+                verdict = parse_verdict(result.result or "", notes)
         except BadAnswer as exc:
             raise JudgeError(f"claude -p gave no valid verdict (structured output): {exc}", spent) from None
-        return Judgement(verdict=verdict, cost=spent, model=self.model,
-                         notes=[f"claude -p, {result.num_turns} turn(s)"])
+        return Judgement(verdict=verdict, cost=spent, model=self.model, notes=notes)
