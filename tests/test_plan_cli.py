@@ -185,3 +185,23 @@ def test_the_stop_hooks_feedback_and_the_first_headless_prompt_list_the_open_tas
            "  - t1 write NOTES.md\n" in feedback and "keep the API" not in feedback
     assert "  - t1 write NOTES.md" in makers.first_prompt(goal)
     assert "Open tasks" not in hooks.continue_reason(make_goal(), None, "a hint")
+
+
+def test_a_goal_written_by_0_1_0_takes_a_plan_and_still_matches_the_schema(store, gc_home):
+    from goal_convergence import plan, schema
+    from goal_convergence.models import TaskChanges, Verdict
+
+    text = (Path(__file__).parent / "samples" / "goal-0.1.0.json").read_text(encoding="utf-8")
+    gid = json.loads(text)["goalId"]
+    store.path_for(Goal, gid).write_text(text, encoding="utf-8")
+    assert "plan:" not in run_goal(gc_home, "status", gid).stdout
+    judged = Verdict(converged=False, tasks=TaskChanges(add=["document the fix"]))
+
+    def judge(goal: Goal) -> Goal:
+        plan.apply_verdict(goal, judged, goal.spent.iterations + 1)
+        return goal
+
+    store.update(Goal, gid, judge)
+    doc = json.loads(store.path_for(Goal, gid).read_text(encoding="utf-8"))
+    assert schema.errors(doc, "goal") == [] and doc["tasks"][0]["title"] == "document the fix"
+    assert "plan: 1 open, 0 done" in run_goal(gc_home, "status", gid).stdout
