@@ -13,7 +13,10 @@ from goal_convergence.oracle import build_input, get_oracle
 from goal_convergence.oracle.claude_cli import ClaudeCliOracle
 from goal_convergence.plan import seed
 from tests.fakeapi import text, tool_use
-from tests.test_oracle import GREEN, MODEL, RED, api_env, command_printing, make_goal, project  # noqa: F401
+from tests import test_oracle as base
+from tests.test_oracle import GREEN, MODEL, RED, command_printing, make_goal
+
+api_env, project = base.api_env, base.project  # the fixtures of the oracle's own tests
 
 WITH_TASKS = {"converged": False, "reasons": ["the parser has no test"], "nextHint": "add tests/test_parse.py",
               "confidence": 0.7, "tasks": {"add": ["add a test for empty input"], "complete": ["t1"]}}
