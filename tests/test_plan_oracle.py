@@ -116,3 +116,23 @@ def test_the_claude_cli_judge_gives_tasks_through_structured_output(fake_api, pr
     [schema] = [t["input_schema"] for t in seen[0]["tools"] if t["name"] == "StructuredOutput"]
     assert "tasks" in schema["properties"]
     assert '\\"plan\\":[{\\"id\\":\\"t1\\"' in json.dumps(seen[0]["messages"])
+
+
+@pytest.mark.e2e
+def test_the_claude_cli_judges_malformed_tasks_do_not_break_its_verdict(fake_api, project, claude_bin, monkeypatch):
+    for k, v in fake_api.claude_env(project.parent / "home").items():
+        monkeypatch.setenv(k, v)
+    seen = []
+
+    def responder(body):
+        seen.append(body)
+        return tool_use("StructuredOutput", {**WITH_TASKS, "tasks": {"add": "one big task", "complete": ["t1"]}})
+
+    fake_api.set_responder(responder)
+    goal = planned_goal(project, provider="claude-cli")
+    judgement = ClaudeCliOracle(MODEL, project, claude_bin, timeout=30, max_retries=0).judge(
+        build_input(goal, [GREEN], "I wrote the parser."))
+    assert len(seen) == 1  # Claude Code took the first answer: no retries over the plan change
+    assert (judgement.verdict.converged, judgement.verdict.next_hint) == (False, "add tests/test_parse.py")
+    assert judgement.verdict.tasks == TaskChanges(complete=["t1"])
+    assert "the verdict's tasks field was partly malformed" in judgement.notes[-1]

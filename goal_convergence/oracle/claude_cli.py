@@ -49,7 +49,7 @@ class ClaudeCliOracle:
     def command(self, oracle_input: OracleInput) -> list[str]:
         return [self.claude, "-p", "--safe-mode", "--restricted", "--model", self.model,
                 "--tools", "Read,Grep,Glob", "--disallowedTools", _SECRETS_DENIED,
-                "--json-schema", schema_text(), "--output-format", "json",
+                "--json-schema", schema_text(any_tasks=True), "--output-format", "json",
                 "--no-session-persistence", "--system-prompt", self.system,
                 "--max-turns", str(MAX_TOOL_ROUNDS + 2),
                 # The cap is the worst case, every round used: a call that needs its tools may finish.

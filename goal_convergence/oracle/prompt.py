@@ -18,10 +18,15 @@ VERDICT_OUTPUT_TOKENS = 1024
 ROUND_RESULT_CHARS = 12_000  # all tool results of one round together
 
 
-def schema_text() -> str:
+def schema_text(any_tasks: bool = False) -> str:
     """The verdict schema without "$schema" and "$id": they mean nothing to a model, and Claude
-    Code's validator refuses a schema that names draft 2020-12's meta-schema."""
+    Code's validator refuses a schema that names draft 2020-12's meta-schema. ``any_tasks``: the
+    ``tasks`` field may also hold any value, for Claude Code's validator, which refuses the whole
+    verdict (after five tries) over a malformed plan change that ``check_verdict`` would salvage."""
     doc = {k: v for k, v in schema.load("verdict").items() if k not in ("$schema", "$id")}
+    if any_tasks:
+        tasks = doc["properties"]["tasks"]
+        doc["properties"] = {**doc["properties"], "tasks": {**tasks, "anyOf": [*tasks["anyOf"], {}]}}
     return json.dumps(doc, separators=(",", ":"))
 
 
