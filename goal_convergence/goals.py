@@ -293,7 +293,8 @@ def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
     settings history; flags for what is fixed when a goal is made are refused, never ignored."""
     fixed = [k for k in given if k not in SETTINGS]
     if fixed:
-        flags = ", ".join("--" + {"checks": "check", "session_id": "session", "tasks": "task"}.get(k, k).replace("_", "-") for k in fixed)
+        named = {"checks": "check", "session_id": "session", "tasks": "task"}
+        flags = ", ".join("--" + named.get(k, k).replace("_", "-") for k in fixed)
         raise UsageError(f"{flags} cannot change on an existing goal ({goal.goal_id}): its conditions, protected "
                          f"files, integrity terms, project and session are what it was made with; start a new goal "
                          f"for other checks (`goal run OBJECTIVE ...`), or leave the flag out")

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from . import budget, process, render
+from . import budget, plan, process, render
 from .claude_code import printmode
 from .engine import MakerReport
 from .errors import MakerError
@@ -61,7 +61,7 @@ class CommandMaker:
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
         env = {**os.environ, "GOAL_HINT": hint, "GOAL_FILE": str(goal_file), "GOAL_ID": goal.goal_id,
                "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1),
-               "GOAL_TASKS": "\n".join(f"{t.id} {t.title}" for t in goal.tasks if t.state == "open")}
+               "GOAL_TASKS": "\n".join(f"{t.id} {t.title}" for t in plan.open_tasks(goal.tasks))}
         result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env)
         summary = result.tail
         failed = result.timed_out or result.exit_code != 0

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
-from . import inference
+from . import inference, plan
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from .text import clip, plural
 
@@ -114,7 +114,7 @@ def plan_lines(goal: Goal) -> list[str]:
 
 def open_task_lines(goal: Goal) -> list[str]:
     """What the maker reads about the plan: each open task, and that the goal waits for them."""
-    still = [t for t in goal.tasks if t.state == "open"]
+    still = plan.open_tasks(goal.tasks)
     if not still:
         return []
     return (["Open tasks of the plan (the goal converges only once the oracle finds each one done):"]

@@ -42,9 +42,10 @@ class PlanningJudge(Script):
             return text(json.dumps({"converged": True, "reasons": ["the tests pass"], "confidence": 0.9,
                                     "tasks": {"add": [TASK]}}))
         done = "NOTES.md" in oracle_input["diffStat"]
+        still = [t["id"] for t in plan if t["state"] == "open"]
         return text(json.dumps({"converged": done, "reasons": ["NOTES.md " + ("written" if done else "missing")],
                                 "confidence": 0.9, "nextHint": "" if done else TASK,
-                                "tasks": {"complete": [t["id"] for t in plan if t["state"] == "open"] if done else []}}))
+                                "tasks": {"complete": still if done else []}}))
 
 
 def test_the_judge_adds_a_task_and_the_goal_converges_only_after_the_maker_does_it(claude_bin, fake_api,
