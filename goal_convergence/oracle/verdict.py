@@ -74,9 +74,11 @@ def task_changes(doc: dict[str, Any], notes: list[str]) -> TaskChanges | None:
     if not isinstance(raw, dict):
         notes.append(f"the verdict's tasks field is not an object ({cut(json.dumps(raw), 80)}): ignored")
         return None
-    kept = {key: [v for v in raw.get(key) or [] if isinstance(v, str) and v.strip()]
-            if isinstance(raw.get(key) or [], list) else [] for key in ("add", "complete")}
-    if kept != {key: raw.get(key) or [] for key in ("add", "complete")} or set(raw) - {"add", "complete"}:
+    kept: dict[str, list[str]] = {}
+    for key in ("add", "complete"):
+        given = raw.get(key) or []
+        kept[key] = [v for v in given if isinstance(v, str) and v.strip()] if isinstance(given, list) else []
+    if set(raw) - set(kept) or any(kept[key] != (raw.get(key) or []) for key in kept):
         notes.append(f"the verdict's tasks field was partly malformed ({cut(json.dumps(raw), 120)}): "
                      "only its lists of non-empty strings (add: titles, complete: ids) were kept")
     return TaskChanges(**kept) if kept["add"] or kept["complete"] else None
