@@ -136,3 +136,12 @@ def test_the_claude_cli_judges_malformed_tasks_do_not_break_its_verdict(fake_api
     assert (judgement.verdict.converged, judgement.verdict.next_hint) == (False, "add tests/test_parse.py")
     assert judgement.verdict.tasks == TaskChanges(complete=["t1"])
     assert "the verdict's tasks field was partly malformed" in judgement.notes[-1]
+
+
+def test_a_verdict_the_schema_passes_but_the_model_refuses_is_a_bad_answer_not_a_crash(api_env, project):
+    # A lone surrogate is a string to JSON Schema but not to pydantic; the refusal used to call the list of
+    # schema problems as a function (TypeError) instead of asking the model again.
+    api_env.enqueue(text('{"converged": false, "reasons": ["\\ud800"]}'), text(json.dumps(WITH_TASKS)))
+    judgement = judge(planned_goal(project))
+    assert len(api_env.messages) == 2 and judgement.verdict.reasons == ["the parser has no test"]
+    assert any("not a valid verdict" in n and "reasons.0" in n for n in judgement.notes)
