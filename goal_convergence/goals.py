@@ -307,6 +307,7 @@ def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
         goal.oracle = oracle_config(given.get("oracle_provider", o.provider), given.get("oracle_model", o.model),
                                     given.get("oracle_command", o.command), given.get("expect", o.expect), maker_model)
         goal.maker.model = maker_model
+        plan.require_judge(goal.tasks, goal.oracle.provider)
     for key in ("stuck_after", "min_confidence"):
         if key in given:
             setattr(goal, key, given[key])

@@ -31,9 +31,6 @@ def _key(text: str) -> str:
 
 def seed(titles: list[str], provider: str = "auto") -> list[Task]:
     """The plan a new goal starts with, from its --task flags (in order, duplicates once)."""
-    if titles and provider == "conditions":
-        raise UsageError("--task needs a judge that can find a task done, and --oracle conditions has none (no model "
-                         "reads the work): choose another --oracle, or leave --task out")
     tasks: list[Task] = []
     for text in titles:
         if not title(text):
@@ -41,7 +38,16 @@ def seed(titles: list[str], provider: str = "auto") -> list[Task]:
         _add(tasks, text, "user", 0)
     if len(tasks) > MAX_TASKS:
         raise UsageError(f"{len(tasks)} tasks are more than a plan can keep ({MAX_TASKS}); give the larger ones")
+    require_judge(tasks, provider)
     return tasks
+
+
+def require_judge(tasks: list[Task], provider: str) -> None:
+    """A goal with open tasks could never converge without a judge to find them done."""
+    if provider == "conditions" and open_tasks(tasks):
+        raise UsageError(f"the plan has open tasks ({', '.join(t.id for t in open_tasks(tasks))}) and --oracle "
+                         "conditions has no judge to find one done (no model reads the work): choose another "
+                         "--oracle (or, for a new goal, leave --task out)")
 
 
 def _add(tasks: list[Task], text: str, by: str, number: int) -> Task | None:

@@ -24,7 +24,7 @@ def test_seed_numbers_tasks_from_t1_in_order_and_keeps_a_title_once():
 
 @pytest.mark.parametrize("titles, provider, message", [
     (["ok", "   "], "auto", "--task needs a title"),
-    (["ok"], "conditions", "--oracle conditions has none"),
+    (["ok"], "conditions", "--oracle conditions has no judge"),
     ([f"task {i}" for i in range(plan.MAX_TASKS + 1)], "auto", "more than a plan can keep"),
 ])
 def test_seed_refuses_what_could_never_converge(titles, provider, message):

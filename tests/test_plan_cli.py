@@ -97,7 +97,7 @@ def test_a_confidence_outside_0_to_1_is_a_usage_error(project, command, value):
 
 def test_a_task_needs_a_judge_and_a_title(project):
     done = run_goal(project, "new", "fix it", "--check", CHECK, "--oracle", "conditions", "--task", "write docs")
-    assert done.returncode == 64 and "--oracle conditions has none" in done.stderr
+    assert done.returncode == 64 and "--oracle conditions has no judge" in done.stderr
     done = run_goal(project, "new", "fix it", "--check", CHECK, "--task", " ")
     assert done.returncode == 64 and "--task needs a title" in done.stderr
 
@@ -141,6 +141,10 @@ def test_run_sets_the_threshold_of_an_existing_goal_and_refuses_a_task(project, 
     gid = new(project)["goalId"]
     refused = run(project, gid, "--task", "more")
     assert refused.returncode == 64 and "--task cannot change on an existing goal" in refused.stderr
+    planned = new(project, "--task", "write NOTES.md")["goalId"]
+    refused = run(project, planned, "--oracle", "conditions")
+    assert refused.returncode == 64 and "the plan has open tasks (t1)" in refused.stderr
+    assert Store().load(Goal, planned).oracle.provider == "anthropic"
     fake_api.enqueue(verdict(True, confidence=0.5), verdict(True, confidence=0.99))
     assert run(project, gid, "--min-confidence", "0.9").returncode == 0
     goal = Store().load(Goal, gid)
