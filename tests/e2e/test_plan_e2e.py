@@ -74,3 +74,39 @@ def test_the_judge_adds_a_task_and_the_goal_converges_only_after_the_maker_does_
     shown = [Conversation(b).shown() for b in script.maker_requests if Conversation(b).turn == 1]
     assert shown and f"  - t1 {TASK}" in shown[0]  # the maker itself was told
     assert len(script.oracle_requests) == 2
+
+
+class UnsureJudge(Script):
+    """A judge that agrees with every green run, unsure the first time and sure the second."""
+
+    def __call__(self, body: dict) -> Message:
+        system = body.get("system")
+        if ORACLE_MARK not in (system if isinstance(system, str) else json.dumps(system)):
+            return super().__call__(body)
+        self.oracle_requests.append(body)
+        sure = len(self.oracle_requests) > 1
+        return text(json.dumps({"converged": True, "reasons": ["sure" if sure else "UNSURE-7: mul() is untested"],
+                                "confidence": 0.95 if sure else 0.6}))
+
+
+def test_a_converged_verdict_below_the_minimum_confidence_sends_the_maker_back(claude_bin, fake_api, isolated_home,
+                                                                              project):
+    claude = ClaudeCode(claude_bin, fake_api, isolated_home, project)
+    calc = project / "calc.py"
+    script = UnsureJudge({
+        0: [fix(calc, "return a - b", "return a + b"),
+            fix(calc, "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b"),
+            text("Fixed add() and mul().")],
+        1: [tool_use("Write", {"file_path": str(project / "test_mul.py"), "content": "from calc import mul\n"
+                                                                                      "assert mul(2, 3) == 6\n"}),
+            text("Added a test for mul().")],
+    })
+    fake_api.set_responder(script)
+    events = claude.run("/goal-convergence:goal fix both bugs in calc.py --test 'python3 test_calc.py' "
+                        "--oracle anthropic --max-iterations 5 --min-confidence 0.9")
+    assert events[-1]["subtype"] == "success", events[-1]
+    [goal] = Store().iter_all(Goal)
+    assert (goal.state, goal.spent.iterations) == ("converged", 2)
+    assert "below the goal's minimum 0.9: counted as a veto (UNSURE-7" in goal.history[0].decision.notes[-1]
+    first = hook_outputs(events, "Stop")[0]["hookSpecificOutput"]["additionalContext"]
+    assert "only with confidence 0.6 (this goal needs 0.9): UNSURE-7: mul() is untested" in first
