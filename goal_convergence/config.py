@@ -14,6 +14,7 @@ Project settings, all optional::
     oracle_model = "claude-haiku-5-5"
     oracle_command = "..."                      # with oracle = "command"
     tests_may_change = false                    # true: the integrity guard reports test changes, not blocks
+    min_confidence = 0.8                        # a converged verdict less confident than this is a veto
 
     [heartbeat.budget]                          # each heartbeat goal's budget (0: no limit on that)
     max_iterations = 10
@@ -82,6 +83,7 @@ class HeartbeatConfig(_Settings):
     oracle_model: str | None = Field(default=None, min_length=1)
     oracle_command: str | None = None
     tests_may_change: bool = False
+    min_confidence: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
 
 
 class ProjectConfig(_Settings):

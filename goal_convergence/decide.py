@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import budget
+from . import budget, plan
 from .models import Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Verdict
 
 JUDGE_ERRORS_TO_STOP = 3
@@ -113,6 +113,27 @@ def judge_errors_in_a_row(history: list[Iteration]) -> int:
     return run
 
 
+def held_back(goal: Goal, verdict: Verdict) -> tuple[str, str] | None:
+    """Why a green run the oracle calls converged still does not converge (a note and the maker's hint): the
+    oracle is less sure than the goal's ``minConfidence``, or the plan still has open tasks. ``goal.tasks`` is
+    the plan with this verdict's changes applied."""
+    floor = goal.min_confidence
+    if floor is not None and verdict.confidence < floor:
+        why = "; ".join(verdict.reasons) or "no reason given"
+        return (f"the oracle said converged with confidence {verdict.confidence:g}, below the goal's minimum "
+                f"{floor:g}: counted as a veto ({why})",
+                f"Every check passes and the oracle agrees, but only with confidence {verdict.confidence:g} (this "
+                f"goal needs {floor:g}): {why}. "
+                + (verdict.next_hint or "Make the work unmistakably complete against the objective, then stop again."))
+    still = plan.open_tasks(goal.tasks)
+    if still:
+        return (f"the oracle said converged, but {len(still)} task(s) of the plan are open: "
+                + ", ".join(t.id for t in still),
+                f"Every check passes and the oracle agrees, but the plan still has open tasks: {plan.listing(still)}. "
+                "Do them, then stop again.")
+    return None
+
+
 def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: int | None = None) -> Decision:
     """Converge, continue with a hint, re-check, or stop with a stop reason.
 
@@ -130,14 +151,20 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
     elif verdict is not None and is_green and not verdict.converged:
         notes.append("the oracle vetoed a green run: " + ("; ".join(verdict.reasons) or "no reason given"))
 
+    held = None
     if is_green and not guarded and verdict is not None and verdict.converged:
-        if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
-            return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
-        return Decision(action="converge", stop_reason="converged", notes=notes)
+        held = held_back(goal, verdict)
+        if held is None:
+            if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
+                return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
+            return Decision(action="converge", stop_reason="converged", notes=notes)
+        notes.append(held[0])
 
     if guarded:
         assert evidence.integrity is not None
         hint = hint_from_integrity(evidence.integrity)
+    elif held is not None:
+        hint = held[1]
     elif is_green and verdict is None and evidence.judge_error:
         hint = JUDGE_ERROR_HINT
     else:

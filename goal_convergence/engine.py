@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import budget, checkpoint, conditions, integrity, lifecycle, mask, notify, oracle, tree, triage
+from . import budget, checkpoint, conditions, integrity, lifecycle, mask, notify, oracle, plan, tree, triage
 from .decide import Evidence, decide
 from .errors import JUDGE_ERRORS, InvalidInput
 from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun, Verdict,
@@ -237,6 +237,8 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
         _charge(preview, pending.number, judged.cost, clock())
         oracle_cost = oracle_cost + judged.cost
+        # decide sees the plan with this verdict's changes: a judge that completes the last task may converge
+        judged.notes += plan.apply_verdict(preview, judged.verdict, pending.number)
         evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
                             tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
@@ -285,6 +287,7 @@ def _record(goal: Goal, record: Iteration, decision: Decision, now: datetime) ->
     if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash, or a second runner
         return
     _charge(goal, record.number, record.oracle_cost, now)
+    plan.apply_verdict(goal, record.verdict, record.number)  # its notes are in the record's decision already
     goal.history.append(record)
     goal.pending = None
     if goal.state != "active":  # paused or abandoned while the iteration ran: keep the record only

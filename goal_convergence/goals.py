@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, tree
+from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, plan, tree
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, UsageError, problems
 from .index import OPEN_STATES
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, SettingChange,
@@ -50,6 +50,8 @@ class GoalSpec:
     protect: list[str] = field(default_factory=list)
     tests_may_change: bool = False  # the objective is to change tests: the integrity guard reports, not enforces
     stuck_after: int = 3
+    tasks: list[str] = field(default_factory=list)  # the plan's first tasks (plan.py)
+    min_confidence: float | None = None
     source: str = "user"
     heartbeat: HeartbeatMark | None = None  # the failure a heartbeat made (or found) this goal for
     start: list[ConditionEvidence] | None = None  # a run of these conditions just made (the heartbeat's)
@@ -214,6 +216,8 @@ def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: Or
         stuck_after=spec.stuck_after,
         protect=spec.protect,
         tests_may_change=spec.tests_may_change,
+        tasks=plan.seed(spec.tasks, oracle.provider),
+        min_confidence=spec.min_confidence,
         base_commit=tree.head_commit(root),
         base_tree=tree.tree_fingerprint(root),
         heartbeat=spec.heartbeat,
@@ -249,9 +253,8 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
 
 
 def list_goals(store: Store, show_all: bool = False) -> list[dict]:
-    """Summaries of the open goals (or all of them), newest first, from the index: only the goal
-    files changed since it was written are read, and the broken ones among them are quarantined
-    now and listed in ``store.quarantined``."""
+    """Summaries of the open goals (or all of them), newest first, from the index: only goal files changed
+    since it was written are read, and the broken ones are quarantined and listed in ``store.quarantined``."""
     found = [s for s in store.summaries() if show_all or s["state"] in OPEN_STATES]
     found.sort(key=lambda s: s["createdAt"], reverse=True)
     return [{k: v for k, v in s.items() if k != "stamp"} for s in found]
@@ -276,7 +279,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
 SETTINGS = {"max_iterations": "maxIterations", "max_duration": "maxDuration", "max_dollars": "maxDollars",
             "max_tokens": "maxTokens", "oracle_provider": "oracle", "oracle_model": "oracleModel",
             "oracle_command": "oracleCommand", "expect": "expect", "maker_model": "makerModel",
-            "stuck_after": "stuckAfter"}
+            "stuck_after": "stuckAfter", "min_confidence": "minConfidence"}
 _BUDGET = ("max_iterations", "max_duration", "max_dollars", "max_tokens")
 
 
@@ -284,7 +287,8 @@ def _settings(goal: Goal) -> dict[str, object]:
     b, o = goal.budget, goal.oracle
     return {"maxIterations": b.max_iterations, "maxDuration": b.max_duration, "maxDollars": b.max_dollars,
             "maxTokens": b.max_tokens, "oracle": o.provider, "oracleModel": o.model, "oracleCommand": o.command,
-            "expect": o.expect, "makerModel": goal.maker.model, "stuckAfter": goal.stuck_after}
+            "expect": o.expect, "makerModel": goal.maker.model, "stuckAfter": goal.stuck_after,
+            "minConfidence": goal.min_confidence}
 
 
 def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
@@ -292,7 +296,8 @@ def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
     settings history; flags for what is fixed when a goal is made are refused, never ignored."""
     fixed = [k for k in given if k not in SETTINGS]
     if fixed:
-        flags = ", ".join("--" + {"checks": "check", "session_id": "session"}.get(k, k).replace("_", "-") for k in fixed)
+        named = {"checks": "check", "session_id": "session", "tasks": "task"}
+        flags = ", ".join("--" + named.get(k, k).replace("_", "-") for k in fixed)
         raise UsageError(f"{flags} cannot change on an existing goal ({goal.goal_id}): its conditions, protected "
                          f"files, integrity terms, project and session are what it was made with; start a new goal "
                          f"for other checks (`goal run OBJECTIVE ...`), or leave the flag out")
@@ -305,8 +310,10 @@ def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
         goal.oracle = oracle_config(given.get("oracle_provider", o.provider), given.get("oracle_model", o.model),
                                     given.get("oracle_command", o.command), given.get("expect", o.expect), maker_model)
         goal.maker.model = maker_model
-    if "stuck_after" in given:
-        goal.stuck_after = given["stuck_after"]
+        plan.require_judge(goal.tasks, goal.oracle.provider)
+    for key in ("stuck_after", "min_confidence"):
+        if key in given:
+            setattr(goal, key, given[key])
     after = _settings(goal)
     changes = [SettingChange(setting=k, before=v, after=after[k]) for k, v in before.items() if after[k] != v]
     if changes:

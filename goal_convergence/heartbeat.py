@@ -254,6 +254,7 @@ def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, cond
                           max_tokens=b.max_tokens, oracle_provider=settings.oracle,
                           oracle_model=settings.oracle_model or goals.DEFAULT_ORACLE_MODEL,
                           oracle_command=settings.oracle_command, tests_may_change=settings.tests_may_change,
+                          min_confidence=settings.min_confidence,
                           heartbeat=HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp), start=[ev])
     spec.add_condition(condition.type, condition.command, condition.threshold)
     goal = goals.new_goal(store, spec, now)

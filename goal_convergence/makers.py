@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from . import budget, process, render
+from . import budget, plan, process, render
 from .claude_code import printmode
 from .engine import MakerReport
 from .errors import MakerError
@@ -31,6 +31,7 @@ class Maker(Protocol):
 
 
 def first_prompt(goal: Goal) -> str:
+    tasks = render.open_task_lines(goal)
     return "\n".join([
         f"Your goal: {goal.objective}",
         "",
@@ -38,24 +39,29 @@ def first_prompt(goal: Goal) -> str:
         "reviewer agrees:",
         *render.condition_lines(goal),
         "",
+        *([*tasks, ""] if tasks else []),
         "Work until the goal is met, then stop. Do not weaken, skip or delete the checks or the tests.",
     ])
 
 
 def hint_prompt(goal: Goal, hint: str) -> str:
-    return f"The goal is not met yet: {goal.objective}\n\nWhat the checks and the reviewer found:\n{hint}\n\nKeep going."
+    tasks = "\n".join(render.open_task_lines(goal))
+    return (f"The goal is not met yet: {goal.objective}\n\nWhat the checks and the reviewer found:\n{hint}\n\n"
+            + (f"{tasks}\n\n" if tasks else "") + "Keep going.")
 
 
 @dataclass
 class CommandMaker:
-    """Any shell command. It gets the hint in GOAL_HINT and the goal file's path in GOAL_FILE."""
+    """Any shell command. It gets the hint in GOAL_HINT, the goal file's path in GOAL_FILE and the open tasks of
+    the plan in GOAL_TASKS (one "t1 title" a line)."""
 
     command: str
     name: str = "command"
 
     def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
         env = {**os.environ, "GOAL_HINT": hint, "GOAL_FILE": str(goal_file), "GOAL_ID": goal.goal_id,
-               "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1)}
+               "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1),
+               "GOAL_TASKS": "\n".join(f"{t.id} {t.title}" for t in plan.open_tasks(goal.tasks))}
         result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env)
         summary = result.tail
         failed = result.timed_out or result.exit_code != 0

@@ -31,6 +31,13 @@ def budget_options(defaults: bool):
     return wrap
 
 
+def _confidence(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not 0 <= value <= 1:  # NaN fails this too
+        raise click.BadParameter(f"{value:g} is not a confidence: give a number from 0 to 1, e.g. 0.8 for a judge "
+                                 "at least 80% sure", ctx, param)
+    return value
+
+
 def goal_options(fn):
     """The flags that describe a new goal: its conditions, oracle, maker and binding."""
     for opt in reversed([
@@ -56,6 +63,10 @@ def goal_options(fn):
                           "not block convergence on them."),
         click.option("--stuck-after", type=click.IntRange(min=1), default=3, show_default=True,
                      help="Iterations without progress before the goal counts as stuck."),
+        click.option("--task", "tasks", multiple=True,
+                     help="A step of the plan: the goal converges only once the oracle finds it done (repeatable)."),
+        click.option("--min-confidence", type=float, callback=_confidence,
+                     help="From 0 to 1: a converged verdict less confident than this counts as a veto."),
         session_option,
         click.option("--project", type=click.Path(file_okay=False), help="Project folder (default: here)."),
     ]):
@@ -67,6 +78,7 @@ def spec_from(objective: str, options: dict) -> goals.GoalSpec:
     options = {k: v for k, v in options.items() if k != "json_out"}
     options["checks"] = list(options.get("checks") or [])
     options["protect"] = list(options.get("protect") or [])
+    options["tasks"] = list(options.get("tasks") or [])
     options["project"] = Path(options.get("project") or os.getcwd())
     return goals.GoalSpec(objective=objective, **options)
 

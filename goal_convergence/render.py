@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
-from . import inference
+from . import inference, plan
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from .text import clip, plural
 
@@ -68,6 +68,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
              "conditions:", *condition_lines(goal),
              f"budget: {budget_line(goal, now)}",
              oracle_line(goal)]
+    lines += plan_lines(goal)
     lines += integrity_lines(goal)
     lines += checkpoint_lines(goal)
     lines += escalation_lines(goal)
@@ -107,6 +108,29 @@ def checkpoint_lines(goal: Goal) -> list[str]:
         return []
     return [f"checkpoints: {len(kept)}, the latest of iteration {kept[-1]} (`goal diff {goal.goal_id} N`, "
             f"`goal rewind {goal.goal_id} N`)"]
+
+
+def plan_lines(goal: Goal) -> list[str]:
+    """The plan, open tasks first, and the confidence the oracle must reach, when the goal has them."""
+    lines = [f"min confidence: {goal.min_confidence:g} (a converged verdict less sure than that is a veto)"
+             ] if goal.min_confidence is not None else []
+    if goal.tasks:
+        done = [t for t in goal.tasks if t.state == "done"]
+        lines.append(f"plan: {len(goal.tasks) - len(done)} open, {len(done)} done")
+        lines += [f"  [{'x' if t.state == 'done' else ' '}] {t.id} {t.title}"
+                  + (f" (oracle, #{t.added_in})" if t.added_by == "oracle" else "")
+                  + (f" (done #{t.done_in})" if t.done_in else "")
+                  for t in sorted(goal.tasks, key=lambda t: t.state != "open")]
+    return lines
+
+
+def open_task_lines(goal: Goal) -> list[str]:
+    """What the maker reads about the plan: each open task, and that the goal waits for them."""
+    still = plan.open_tasks(goal.tasks)
+    if not still:
+        return []
+    return (["Open tasks of the plan (the goal converges only once the oracle finds each one done):"]
+            + [f"  - {t.id} {t.title}" for t in still])
 
 
 def escalation_lines(goal: Goal) -> list[str]:

@@ -168,6 +168,7 @@ def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
                      + ("; ".join(iteration.verdict.reasons) or "no reason given"))
     if hint:
         lines.append(f"Hint: {hint}")
+    lines += render.open_task_lines(goal)
     lines += [f"Budget: {render.budget_line(goal)}.",
               f"Keep working on the objective: {clip(goal.objective, 2000)}",
               "When you believe it is done, simply stop: the checks run again on their own. "

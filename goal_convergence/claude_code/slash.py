@@ -114,7 +114,7 @@ def _brief(goal: Goal) -> str:
     lines = ["Objective:", goal.objective, "",
              "Stopping conditions (they run by themselves each time you stop):", *render.condition_lines(goal),
              f"Budget: {render.budget_line(goal)}",
-             _judge(goal)]
+             _judge(goal), *render.plan_lines(goal)]
     return "\n".join(lines)
 
 

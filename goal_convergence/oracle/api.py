@@ -120,7 +120,7 @@ class AnthropicOracle:
                 raise JudgeError("the oracle model refused to judge this iteration; look at the objective and "
                                  "the evidence, or choose another --oracle-model", spent)
             try:
-                verdict = parse_verdict("".join(b.text for b in reply.content if isinstance(b, _Text)))
+                verdict = parse_verdict("".join(b.text for b in reply.content if isinstance(b, _Text)), notes)
             except BadAnswer as exc:
                 if repaired:
                     raise JudgeError(f"the oracle's answer was not a valid verdict, twice: {exc}", spent) from None

@@ -49,7 +49,7 @@ class ClaudeCliOracle:
     def command(self, oracle_input: OracleInput) -> list[str]:
         return [self.claude, "-p", "--safe-mode", "--restricted", "--model", self.model,
                 "--tools", "Read,Grep,Glob", "--disallowedTools", _SECRETS_DENIED,
-                "--json-schema", schema_text(), "--output-format", "json",
+                "--json-schema", schema_text(any_tasks=True), "--output-format", "json",
                 "--no-session-persistence", "--system-prompt", self.system,
                 "--max-turns", str(MAX_TOOL_ROUNDS + 2),
                 # The cap is the worst case, every round used: a call that needs its tools may finish.
@@ -80,12 +80,12 @@ class ClaudeCliOracle:
             detail = "; ".join(map(str, result.errors)) or result.result or "no detail"
             how = "an error" if result.subtype == "success" else result.subtype
             raise JudgeError(f"claude -p ended with {how}: {cut(detail, 500)}", spent)
+        notes = [f"claude -p, {result.num_turns} turn(s)"]
         try:
             if isinstance(result.structured_output, dict):
-                verdict = check_verdict(result.structured_output)
+                verdict = check_verdict(result.structured_output, notes)
             else:  # the model wrote its verdict as text instead of calling StructuredOutput
-                verdict = parse_verdict(result.result or "")
+                verdict = parse_verdict(result.result or "", notes)
         except BadAnswer as exc:
             raise JudgeError(f"claude -p gave no valid verdict (structured output): {exc}", spent) from None
-        return Judgement(verdict=verdict, cost=spent, model=self.model,
-                         notes=[f"claude -p, {result.num_turns} turn(s)"])
+        return Judgement(verdict=verdict, cost=spent, model=self.model, notes=notes)

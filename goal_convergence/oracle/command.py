@@ -39,9 +39,9 @@ class CommandOracle:
             stderr = cut(done.stderr.strip(), 500) or "no stderr"
             raise JudgeError(f"the oracle command exited {done.exit.code}: {stderr}; it must print a verdict "
                              f"and exit 0 ({self.command})")
+        notes = ["the command oracle's own cost is not counted"]
         try:
-            verdict = parse_foreign_verdict(done.stdout)
+            verdict = parse_foreign_verdict(done.stdout, notes)
         except BadAnswer as exc:
             raise JudgeError(f"the oracle command's output is not a verdict: {exc} ({self.command})") from None
-        return Judgement(verdict=verdict, model=f"command: {cut(self.command, 100)}",
-                         notes=["the command oracle's own cost is not counted"])
+        return Judgement(verdict=verdict, model=f"command: {cut(self.command, 100)}", notes=notes)

@@ -62,8 +62,16 @@ class IntegrityInput(Model):
     issues: list[str] = Field(default_factory=list)
 
 
+class PlanTask(Model):
+    id: str
+    title: str
+    state: str
+
+
 class OracleInput(Model):
     objective: str
+    # Left out while the goal keeps no plan, so the judge is not told about one.
+    plan: list[PlanTask] = Field(default_factory=list, exclude_if=lambda v: not v)
     conditions: list[ConditionInput]
     maker_summary: str | None = None
     recent_iterations: list[PastIteration] = Field(default_factory=list)
@@ -85,6 +93,7 @@ def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: st
     root = Path(goal.project_root)
     fixed = OracleInput(
         objective=cut(goal.objective, 2_000, head=0),
+        plan=[PlanTask(id=t.id, title=t.title, state=t.state) for t in goal.tasks],
         conditions=[],
         maker_summary=cut(maker_summary, 4_000, head=1_000) if maker_summary else None,
         recent_iterations=[_past(it) for it in goal.history[-3:]],

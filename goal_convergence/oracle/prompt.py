@@ -18,10 +18,15 @@ VERDICT_OUTPUT_TOKENS = 1024
 ROUND_RESULT_CHARS = 12_000  # all tool results of one round together
 
 
-def schema_text() -> str:
+def schema_text(any_tasks: bool = False) -> str:
     """The verdict schema without "$schema" and "$id": they mean nothing to a model, and Claude
-    Code's validator refuses a schema that names draft 2020-12's meta-schema."""
+    Code's validator refuses a schema that names draft 2020-12's meta-schema. ``any_tasks``: the
+    ``tasks`` field may also hold any value, for Claude Code's validator, which refuses the whole
+    verdict (after five tries) over a malformed plan change that ``check_verdict`` would salvage."""
     doc = {k: v for k, v in schema.load("verdict").items() if k not in ("$schema", "$id")}
+    if any_tasks:
+        tasks = doc["properties"]["tasks"]
+        doc["properties"] = {**doc["properties"], "tasks": {**tasks, "anyOf": [*tasks["anyOf"], {}]}}
     return json.dumps(doc, separators=(",", ":"))
 
 
@@ -31,7 +36,8 @@ def system_prompt(tools: str) -> str:
 agent, the maker, works toward an objective in this project and has just tried to stop. You did not \
 write its code and you do not take its summary on trust: you check.
 
-The input, as JSON: the objective; each stopping condition (its command, whether it passed, exit code, \
+The input, as JSON: the objective; the plan, when the goal keeps one (tasks with ids t1, t2, ..., each \
+open or done); each stopping condition (its command, whether it passed, exit code, \
 failing tests and the tail of its output); the maker's summary of its iteration; the last iterations \
 (verdicts, hints and fingerprints: the same fingerprints again mean no progress); the diff stat since \
 the goal began; and the integrity guard's findings: check-defining files (tests, runner configs, the \
@@ -51,7 +57,11 @@ goal has not converged.
 to change. Leave it empty only when the goal has converged.
 - unfixable: only when the goal cannot be reached in this project by changing its code (it needs a \
 credential, a service, or a decision only the user can make), with the evidence; otherwise leave it out.
-- confidence: how sure you are, from 0 to 1.
+- confidence: how sure you are, from 0 to 1. A goal may require a minimum: below it, "converged" counts as \
+not converged.
+- tasks: the plan. The goal converges only once no task is open, so complete (tasks.complete: the ids) each \
+open task you have checked is done, and add (tasks.add: short titles) only a concrete step the objective still \
+needs that the checks do not cover and the plan does not hold yet. Leave tasks out when nothing changes.
 - {tools} Use at most {MAX_TOOL_ROUNDS} rounds of tools, and only what you need.
 
 Answer with one JSON object that matches this JSON Schema, and nothing else:

@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import schema
 from ..errors import OracleError, problems
-from ..models import Cost, Model, Unfixable, Verdict
+from ..models import Cost, Model, TaskChanges, Unfixable, Verdict
+from ..text import cut
 
 
 class JudgeError(OracleError):
@@ -64,19 +65,49 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def check_verdict(doc: dict[str, Any]) -> Verdict:
-    problems = schema.errors(doc, "verdict")
-    if problems:
-        raise BadAnswer("it does not match the verdict schema: " + "; ".join(problems[:5]))
+def task_changes(doc: dict[str, Any], notes: list[str]) -> TaskChanges | None:
+    """The plan changes a verdict carries, salvaged: a judge that gets ``tasks`` wrong still gives its verdict on
+    the work, so a malformed field loses only its malformed part (said in ``notes``), never the verdict."""
+    raw = doc.pop("tasks", None)
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        notes.append(f"the verdict's tasks field is not an object ({cut(json.dumps(raw), 80)}): ignored")
+        return None
+    kept: dict[str, list[str]] = {}
+    for key in ("add", "complete"):
+        given = raw.get(key) or []
+        kept[key] = [v for v in given if isinstance(v, str) and v.strip()] if isinstance(given, list) else []
+    if set(raw) - set(kept) or any(kept[key] != (raw.get(key) or []) for key in kept):
+        notes.append(f"the verdict's tasks field was partly malformed ({cut(json.dumps(raw), 120)}): "
+                     "only its lists of non-empty strings (add: titles, complete: ids) were kept")
+    return TaskChanges(**kept) if kept["add"] or kept["complete"] else None
+
+
+def check_verdict(doc: dict[str, Any], notes: list[str] | None = None) -> Verdict:
+    """A verdict from a document that must match the schema (but for ``tasks``, salvaged: ``task_changes``)."""
+    doc, found = dict(doc), []
+    tasks = task_changes(doc, found)
+    wrong = schema.errors(doc, "verdict")
+    if wrong:
+        raise BadAnswer("it does not match the verdict schema: " + "; ".join(wrong[:5]))
     try:
-        return Verdict.model_validate(doc)
+        verdict = Verdict.model_validate(doc)
     except ValidationError as exc:
         raise BadAnswer(f"it is not a valid verdict: {problems(exc, 1)}") from None
+    _noted(notes, found)
+    return verdict.model_copy(update={"tasks": tasks})
 
 
-def parse_verdict(text: str) -> Verdict:
+def _noted(notes: list[str] | None, found: list[str]) -> None:
+    # Noted only once the verdict stands: a first answer refused for another reason leaves no note behind.
+    if notes is not None:
+        notes += found
+
+
+def parse_verdict(text: str, notes: list[str] | None = None) -> Verdict:
     """A verdict from a model's text answer: one JSON object, fenced or bare, that matches the schema."""
-    return check_verdict(_json_object(text))
+    return check_verdict(_json_object(text), notes)
 
 
 class _Lenient(BaseModel):
@@ -90,33 +121,42 @@ class OkVerdict(_Lenient):
     ok: bool
     reason: str | None = None
     impossible: bool = False
+    confidence: float = Field(default=0.5, ge=0, le=1)
 
 
 class DecisionVerdict(_Lenient):
     decision: Literal["done", "continue", "replan"]
     reason: str | None = None
+    confidence: float = Field(default=0.5, ge=0, le=1)
 
 
 NO_REASON = "the oracle command gave no reason"
 
 
-def parse_foreign_verdict(text: str) -> Verdict:
+def parse_foreign_verdict(text: str, notes: list[str] | None = None) -> Verdict:
     """Our verdict, or one of the two common foreign shapes mapped onto it:
-    ``{"ok", "reason", "impossible"?}`` and ``{"decision": "done"|"continue"|"replan", "reason"}``."""
+    ``{"ok", "reason", "impossible"?}`` and ``{"decision": "done"|"continue"|"replan", "reason"}``, each
+    with an optional ``confidence`` and ``tasks`` as ours has them."""
     doc = _json_object(text)
+    if "converged" in doc:
+        return check_verdict(doc, notes)
+    found: list[str] = []
+    tasks = task_changes(doc, found)
     try:
-        if "converged" in doc:
-            return check_verdict(doc)
         if "ok" in doc:
             ok = OkVerdict.model_validate(doc)
             reason = ok.reason or NO_REASON
+            _noted(notes, found)
             return Verdict(converged=ok.ok, reasons=[reason], next_hint="" if ok.ok else reason,
+                           confidence=ok.confidence, tasks=tasks,
                            unfixable=Unfixable(reason=reason) if ok.impossible and not ok.ok else None)
         if "decision" in doc:
             d = DecisionVerdict.model_validate(doc)
             reason = d.reason or NO_REASON
             hint = {"done": "", "continue": reason, "replan": f"Step back and re-plan the approach: {reason}"}
-            return Verdict(converged=d.decision == "done", reasons=[reason], next_hint=hint[d.decision])
+            _noted(notes, found)
+            return Verdict(converged=d.decision == "done", reasons=[reason], next_hint=hint[d.decision],
+                           confidence=d.confidence, tasks=tasks)
     except ValidationError as exc:
         raise BadAnswer(problems(exc, 1)) from None
     raise BadAnswer('expected {"converged": ...} (verdict.schema.json), {"ok": bool, "reason": str} '
