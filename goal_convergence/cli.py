@@ -156,6 +156,24 @@ def check_cmd(goal_id: str | None, json_out: bool) -> int:
     return 0 if all(e.passed for e in evidence) else 1
 
 
+@cli.command("report")
+@click.argument("goal_id", required=False)
+@click.option("--output", type=click.Path(path_type=Path),
+              help="Where to write it (a file, or a folder; with --all a folder). Default: reports/ in the goal home.")
+@click.option("--open", "open_it", is_flag=True, help="Then open it in the browser.")
+@click.option("--all", "all_goals", is_flag=True, help="Every goal of the project, and an index page linking them.")
+@click.option("--json", "json_out", is_flag=True, help="Print {path, index, reports}.")
+def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goals: bool, json_out: bool) -> None:
+    """Write a goal's report: one self-contained HTML page (default: the project's open goal, else its newest)."""
+    from .report import page  # Jinja2 and the templates: only for this command
+
+    written = page.write(_store(), goal_id, Path.cwd(), output=output, all_goals=all_goals)
+    _echo_json(written.summary()) if json_out else click.echo(written.text())
+    note = page.open_in_browser(written.main) if open_it else None
+    if note:
+        click.echo(note, err=True)
+
+
 @cli.command("run")
 @click.argument("target", required=False)
 @goal_options
