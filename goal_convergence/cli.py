@@ -30,7 +30,7 @@ from .claude_code import slash
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .index import OPEN_STATES
 from .models import TriageItem
-from .options import budget_options, given, goal_options, session_option, spec_from
+from .options import budget_options, given, goal_options, report_options, session_option, spec_from
 from .store import Store
 
 
@@ -157,11 +157,8 @@ def check_cmd(goal_id: str | None, json_out: bool) -> int:
 
 
 @cli.command("report")
-@click.argument("goal_id", required=False)
-@click.option("--output", type=click.Path(path_type=Path),
-              help="Where to write it (a file, or a folder; with --all a folder). Default: reports/ in the goal home.")
+@report_options
 @click.option("--open", "open_it", is_flag=True, help="Then open it in the browser.")
-@click.option("--all", "all_goals", is_flag=True, help="Every goal of the project, and an index page linking them.")
 @click.option("--json", "json_out", is_flag=True, help="Print {path, index, reports}.")
 def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goals: bool, json_out: bool) -> None:
     """Write a goal's report: one self-contained HTML page (default: the project's open goal, else its newest)."""

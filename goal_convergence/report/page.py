@@ -85,11 +85,14 @@ class Written:
         return f"wrote the report of {goal_id}: {path}"
 
 
-def _write(path: Path, text: str) -> Path:
-    """Atomically, so a browser reloading the page never sees half of it."""
+def _write(path: Path, text: str, private: bool) -> Path:
+    """Atomically, so a browser reloading the page never sees half of it; in the goal home as private as the
+    goal files it shows, elsewhere as the user's umask has it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666), "w",
+                  encoding="utf-8") as fh:
+            fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -138,7 +141,7 @@ def write(store: Store, goal_id: str | None, cwd: Path, output: Path | None = No
         path = path / f"{goal.goal_id}.html"
     if not path.parent.is_dir():
         raise InvalidInput(f"the folder {path.parent} does not exist; create it or choose another --output")
-    return Written({goal.goal_id: _write(path, render_goal(goal, now))})
+    return Written({goal.goal_id: _write(path, render_goal(goal, now), output is None)})
 
 
 def _home_reports(store: Store) -> Path:
@@ -157,9 +160,11 @@ def _write_all(store: Store, cwd: Path, output: Path | None, now: datetime | Non
     folder = output if output is not None else _home_reports(store)
     folder.mkdir(parents=True, exist_ok=True)
     found = [store.load(Goal, i) for i in ids]
-    written = Written({g.goal_id: _write(folder / f"{g.goal_id}.html", render_goal(g, now)) for g in found})
+    private = output is None
+    written = Written({g.goal_id: _write(folder / f"{g.goal_id}.html", render_goal(g, now), private) for g in found})
     name = "index.html" if output is not None else f"index-{_slug(root)}.html"
-    written.index = _write(folder / name, render_index(found, {g: p.name for g, p in written.paths.items()}, root, now))
+    written.index = _write(folder / name, render_index(found, {g: p.name for g, p in written.paths.items()}, root, now),
+                           private)
     return written
 
 
