@@ -143,11 +143,16 @@ class Browser:
             raise BrowserError(f"script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def screenshot(self, path: Path, full_page: bool = True) -> Path:
+    def screenshot(self, path: Path, full_page: bool = True, down_to: str | None = None) -> Path:
+        """The page (``full_page``: all of it, else the viewport), or from its top down to the bottom of the
+        element ``down_to`` (a CSS selector) and a margin."""
         params: dict[str, Any] = {"format": "png"}
-        if full_page:
+        if full_page or down_to:
             params["captureBeyondViewport"] = True
             size = self.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+            if down_to:
+                size[1] = self.evaluate(f"document.querySelector({json.dumps(down_to)}).getBoundingClientRect()"
+                                        ".bottom + window.scrollY + 16")
             params["clip"] = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1}
         data = self.send("Page.captureScreenshot", session=True, **params)["data"]
         path.write_bytes(base64.b64decode(data))

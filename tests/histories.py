@@ -27,7 +27,8 @@ def _census(failed: int) -> Census:
     return Census(runner="pytest", ran=TESTS, passed=TESTS - failed, failed=failed, skipped=2)
 
 
-def history_goal(n: int, seed: int = 7, end: str = "converged", project: str = "/srv/shop") -> Goal:
+def history_goal(n: int, seed: int = 7, end: str = "converged", project: str = "/srv/shop",
+                 goal_id: str = "goal-shopdemo") -> Goal:
     """A goal of ``n`` iterations; ``end`` converged (the last one converges) or ceiling (escalated)."""
     rnd = random.Random(seed)
     spent, at = Spent(), T0
@@ -80,7 +81,7 @@ def history_goal(n: int, seed: int = 7, end: str = "converged", project: str = "
                                  conditions=conds, tree_fingerprint=f"{rnd.getrandbits(64):016x}", verdict=verdict,
                                  decision=decision, maker_cost=maker, oracle_cost=oracle, integrity=integrity,
                                  checkpoint=Checkpoint(commit=f"{rnd.getrandbits(160):040x}",
-                                                       ref=f"refs/goal-convergence/goal-shopdemo/{k}")))
+                                                       ref=f"refs/goal-convergence/{goal_id}/{k}")))
         spent.iterations, spent.active_seconds = k, spent.active_seconds + (at - started).total_seconds()
         spent.maker_dollars, spent.oracle_dollars = spent.maker_dollars + maker.dollars, spent.oracle_dollars + oracle.dollars
         spent.maker_tokens, spent.oracle_tokens = spent.maker_tokens + maker.tokens, spent.oracle_tokens + oracle.tokens
@@ -89,7 +90,7 @@ def history_goal(n: int, seed: int = 7, end: str = "converged", project: str = "
         if finished:
             task.state, task.done_in = "done", finished
     stamp = now_iso(at)
-    return Goal(goal_id="goal-shopdemo", objective="Make checkout handle empty carts, discounts and payment retries; "
+    return Goal(goal_id=goal_id, objective="Make checkout handle empty carts, discounts and payment retries; "
                                                    "all tests pass, lint clean, coverage at least 85%",
                 stopping_conditions=CONDITIONS, budget=Budget(max_iterations=max(n, 25), max_duration="48h" if n < 100
                                                                else f"{n}h", max_dollars=max(10.0, n * 0.15)),
