@@ -68,8 +68,8 @@ def spark(values: list[float | None], top: float | None = None) -> str:
 
 
 def line(goal: Goal, width: int = SPARK_WIDTH) -> str | None:
-    """``trend #3-#8: failing tests █▆▄▂▁▁ (12 → 0); passing ▁▁▅▅██ (0/2 → 2/2)``, or None before the first
-    iteration."""
+    """``trend #3-#8: failing tests █▆▄▂▁▁ (12 → 0); passing ▁▁▅▅██ (0/2 → 2/2)``, or None before the
+    first iteration."""
     shown = points(goal)[-width:]
     if not shown:
         return None

@@ -59,7 +59,8 @@ class Browser:
         if os.geteuid() == 0:
             args.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=None if os.environ.get("GOAL_BROWSER_DEBUG") else subprocess.DEVNULL, close_fds=False, preexec_fn=fds,
+                                     stderr=None if os.environ.get("GOAL_BROWSER_DEBUG") else subprocess.DEVNULL,
+                                     close_fds=False, preexec_fn=fds,
                                      start_new_session=True)
         os.close(to_chrome_r)
         os.close(from_chrome_w)

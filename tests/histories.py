@@ -50,7 +50,7 @@ def history_goal(n: int, seed: int = 7, end: str = "converged", project: str = "
                                    failure_lines=[first] if failing else [], census=_census(failing)),
                  ConditionEvidence(index=1, type="lint_clean", command=CONDITIONS[1].command, passed=lint_ok,
                                    exit_code=0 if lint_ok else 1, duration_seconds=rnd.uniform(.2, .5),
-                                   failure_lines=[] if lint_ok else [f"shop/{module}.py:12:1: F401 `os` imported but unused"]),
+                                   failure_lines=[] if lint_ok else [f"shop/{module}.py:12:1: F401 unused import"]),
                  ConditionEvidence(index=2, type="coverage_threshold", command=CONDITIONS[2].command,
                                    passed=coverage >= 85 and failing == 0, exit_code=0, coverage=round(coverage, 1),
                                    duration_seconds=rnd.uniform(9, 15), census=_census(failing))]
@@ -83,10 +83,11 @@ def history_goal(n: int, seed: int = 7, end: str = "converged", project: str = "
                                  checkpoint=Checkpoint(commit=f"{rnd.getrandbits(160):040x}",
                                                        ref=f"refs/goal-convergence/{goal_id}/{k}")))
         spent.iterations, spent.active_seconds = k, spent.active_seconds + (at - started).total_seconds()
-        spent.maker_dollars, spent.oracle_dollars = spent.maker_dollars + maker.dollars, spent.oracle_dollars + oracle.dollars
+        spent.maker_dollars += maker.dollars
+        spent.oracle_dollars += oracle.dollars
         spent.maker_tokens, spent.oracle_tokens = spent.maker_tokens + maker.tokens, spent.oracle_tokens + oracle.tokens
     for task in tasks:
-        finished = next((it.number for it in history if it.verdict.tasks and task.id in it.verdict.tasks.complete), None)
+        finished = next((it.number for it in history if task.id in (it.verdict.tasks or TaskChanges()).complete), None)
         if finished:
             task.state, task.done_in = "done", finished
     stamp = now_iso(at)

@@ -74,7 +74,8 @@ def test_every_goal_provided_string_reaches_the_page_as_text_and_only_our_script
     assert "window.__pwned" not in "".join(tags.inline["script"])
     for where in ("objective", "task", "summary", "reason", "added", "hint", "note", "failure", "tail", "pytest"):
         assert f"{where} &lt;/script&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img" in text, where
-    assert "objective &lt;/script&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&#34;window.__pwned=2&#34;&gt;&#39;&#34;&amp;amp;{{ 7*7 }}" in text  # data, never a template
+    assert ("objective &lt;/script&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x "
+            "onerror=&#34;window.__pwned=2&#34;&gt;&#39;&#34;&amp;amp;{{ 7*7 }}") in text  # data, never a template
     # the policy admits exactly the inline style and script by hash, and nothing from anywhere else
     [policy] = [a["content"] for a in tags.named("meta") if a.get("http-equiv") == "Content-Security-Policy"]
     digest = lambda s: "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
@@ -102,7 +103,8 @@ def test_the_page_shows_the_goal_its_budget_chart_plan_and_timeline():
     gauges = {a["id"]: a for a in tags.named("div") if a.get("id", "").startswith("gauge-")}
     assert set(gauges) == {"gauge-iterations", "gauge-time", "gauge-dollars", "gauge-tokens"}
     assert float(gauges["gauge-dollars"]["data-spent"]) == pytest.approx(goal.spent.dollars)
-    assert [a["id"] for a in tags.named("tr") if a.get("id", "").startswith("task-")] == [f"task-{t.id}" for t in goal.tasks]
+    tasks = [a["id"] for a in tags.named("tr") if a.get("id", "").startswith("task-")]
+    assert tasks == [f"task-{t.id}" for t in goal.tasks]
     entries = [a for a in tags.named("details") if "it" in a.get("class", "").split()]
     assert [a["id"] for a in entries] == [f"it-{n}" for n in range(1, 13)]
     assert [("open" in a) for a in entries] == [False] * 9 + [True] * 3  # the latest three are open
@@ -178,7 +180,8 @@ def test_all_writes_every_goal_of_the_project_and_an_index_linking_them(store, p
     assert sorted(links) == sorted(f"{g.goal_id}.html" for g in mine)
     assert all((index.parent / link).is_file() for link in links)
     home = run_goal(project, "report", "--all")
-    assert re.fullmatch(r"wrote the index of 2 goal report\(s\): .*/reports/index-project-[0-9a-f]{8}\.html\n", home.stdout)
+    assert re.fullmatch(r"wrote the index of 2 goal report\(s\): .*/reports/index-project-[0-9a-f]{8}\.html\n",
+                        home.stdout)
     both = run_goal(project, "report", mine[0].goal_id, "--all")
     assert both.returncode == 64 and "leave out the goal id" in both.stderr
 
@@ -210,3 +213,10 @@ def test_the_slash_command_writes_the_sessions_goal_report_and_prints_its_path(s
     bad = run_command("goal", "report --bogus", session_id="s-1", cwd=str(project), store=store)
     assert "could not do that" in bad.text and "--bogus" in bad.text
     assert control.is_control("goal", "report --all")  # showing a report is not an iteration
+
+
+def test_the_hooks_and_the_cli_start_without_the_template_engine():
+    probe = ("import sys, goal_convergence.cli, goal_convergence.claude_code.hooks, "
+             "goal_convergence.claude_code.slash; print(sorted({m.split('.')[0] for m in sys.modules} & {'jinja2', 'markupsafe'}))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

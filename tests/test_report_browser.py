@@ -35,7 +35,8 @@ READ = """JSON.stringify({
     fill: [...g.querySelectorAll("rect:not(.g-track)")].map(r => r.getBBox().width)}])),
   entries: [...document.querySelectorAll("#timeline details.it")].map(d => ({n: +d.dataset.number,
     passing: +d.querySelector(".passing").dataset.passing, total: +d.querySelector(".passing").dataset.total,
-    failing: d.querySelector(".failing")?.dataset.failing ?? null, dollars: +d.querySelector(".cost").dataset.dollars})),
+    failing: d.querySelector(".failing")?.dataset.failing ?? null,
+    dollars: +d.querySelector(".cost").dataset.dollars})),
   tasks: [...document.querySelectorAll("#plan tbody tr")].map(r => r.id),
   scripts: document.scripts.length, images: document.images.length, pwned: window.__pwned ?? null,
 })"""
@@ -125,7 +126,8 @@ def converged(git_repo, tmp_path, gc_home) -> tuple[Path, dict]:
                      "n = int(state.read_text()) if state.exists() else 0\nstate.write_text(str(n + 1))\n"
                      "if n == 1: pathlib.Path('fixed_a').touch()\nif n == 2: pathlib.Path('fixed_b').touch()\n"
                      "print('Looked at the tests.' if n == 0 else f'Fixed part {n}.')\n")
-    done = run_goal(project, "run", f"make the shop tests pass {EVIL}", "--test", f"{PY} -m pytest -q -p no:cacheprovider",
+    done = run_goal(project, "run", f"make the shop tests pass {EVIL}",
+                    "--test", f"{PY} -m pytest -q -p no:cacheprovider",
                     "--coverage", "80", "--coverage-cmd", f"{PY} cov.py", "--oracle", "conditions",
                     "--maker-cmd", f"{PY} {maker} {tmp_path / 'turns'}", "--max-iterations", "6", "--json")
     assert done.returncode == 0, done.stdout + done.stderr

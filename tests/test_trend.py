@@ -15,7 +15,8 @@ def _it(n: int, passed: list[bool], failed: list[int | None], action: str = "con
                                census=None if f is None else Census(runner="pytest", ran=10, failed=f, passed=10 - f))
              for i, (p, f) in enumerate(zip(passed, failed, strict=True))]
     return Iteration(number=n, started_at=now_iso(), ended_at=now_iso(), conditions=conds,
-                     decision=Decision(action=action), maker_cost=Cost(dollars=dollars), oracle_cost=Cost(dollars=dollars / 10))
+                     decision=Decision(action=action), maker_cost=Cost(dollars=dollars),
+                     oracle_cost=Cost(dollars=dollars / 10))
 
 
 @pytest.mark.parametrize(("values", "top", "drawn"), [

@@ -57,7 +57,6 @@ class Chart:
     band: float  # the width of one iteration's band
     first: int  # the first iteration's number
     panels: list[Panel]
-    strip_y: float
     strips: dict[str, str]  # kind -> path of that kind's marks
     xticks: list[tuple[float, str]]
     axis_y: float
@@ -133,7 +132,7 @@ def chart(series: list[Series], kinds: list[str], first: int = 1, width: int = W
         strips.setdefault(k, []).append(f"M{left + i * band:.2f} {strip_y:.2f}h{max(band - 0.4, 0.6):.2f}v{STRIP_H}h"
                                         f"-{max(band - 0.4, 0.6):.2f}z")
     axis_y = strip_y + STRIP_H + 14
-    return Chart(width, axis_y + AXIS_H - 10, left, right, round(band, 4), first, panels, strip_y,
+    return Chart(width, axis_y + AXIS_H - 10, left, right, round(band, 4), first, panels,
                  {k: "".join(v) for k, v in strips.items()}, xticks(n, first, left, band), axis_y)
 
 

@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 import webbrowser
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -68,7 +68,6 @@ def render_index(found: list[Goal], links: dict[str, str], project: str, now: da
 class Written:
     paths: dict[str, Path]  # goal id -> its report
     index: Path | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def main(self) -> Path:

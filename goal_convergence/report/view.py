@@ -57,8 +57,8 @@ def gauges(goal: Goal, now: datetime) -> list[chart.Gauge]:
            chart.gauge("time", "Active time", f"{render.duration(seconds)} / {b.max_duration or '∞'}",
                        [("used", seconds)], limit),
            chart.gauge("dollars", "Dollars", f"{render.money(s.dollars)} / "
-                       f"{render.money(b.max_dollars) if b.max_dollars else '∞'} (maker {render.money(s.maker_dollars)}"
-                       f", oracle {render.money(s.oracle_dollars)})",
+                       f"{render.money(b.max_dollars) if b.max_dollars else '∞'} "
+                       f"(maker {render.money(s.maker_dollars)}, oracle {render.money(s.oracle_dollars)})",
                        [("maker", s.maker_dollars), ("oracle", s.oracle_dollars)], b.max_dollars)]
     if b.max_tokens or s.tokens:
         out.append(chart.gauge("tokens", "Tokens", f"{s.tokens:,} / {f'{b.max_tokens:,}' if b.max_tokens else '∞'} "
