@@ -216,7 +216,7 @@ def test_the_slash_command_writes_the_sessions_goal_report_and_prints_its_path(s
 
 
 def test_the_hooks_and_the_cli_start_without_the_template_engine():
-    probe = ("import sys, goal_convergence.cli, goal_convergence.claude_code.hooks, "
-             "goal_convergence.claude_code.slash; print(sorted({m.split('.')[0] for m in sys.modules} & {'jinja2', 'markupsafe'}))")
+    probe = ("import sys, goal_convergence.cli, goal_convergence.claude_code.hooks, goal_convergence.claude_code.slash;"
+             " print(sorted({m.split('.')[0] for m in sys.modules} & {'jinja2', 'markupsafe'}))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
