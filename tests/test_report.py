@@ -18,7 +18,7 @@ import pytest
 
 from goal_convergence.claude_code import control
 from goal_convergence.claude_code.slash import run_command
-from goal_convergence.models import Goal, Task, TaskChanges
+from goal_convergence.models import Goal, Pending, SettingChange, SettingsChange, Task, TaskChanges
 from goal_convergence.report import page
 from tests.conftest import run_goal
 from tests.histories import history_goal
@@ -109,6 +109,16 @@ def test_the_page_shows_the_goal_its_budget_chart_plan_and_timeline():
     assert [a["id"] for a in entries] == [f"it-{n}" for n in range(1, 13)]
     assert [("open" in a) for a in entries] == [False] * 9 + [True] * 3  # the latest three are open
     assert f"goal rewind {goal.goal_id} 12" in text and f"goal diff {goal.goal_id} 7" in text
+
+
+def test_the_header_says_what_is_in_flight_and_which_settings_changed():
+    goal = history_goal(3, end="ceiling")
+    goal.pending = Pending(number=4, started_at=goal.updated_at)
+    goal.settings_history = [SettingsChange(at=goal.updated_at, via="goal resume --max-iterations 9 <x>",
+                                            changes=[SettingChange(setting="maxIterations", before=3, after=9)])]
+    text = page.render_goal(goal)
+    assert "Iteration 4 is in flight" in text
+    assert "by <code>goal resume --max-iterations 9 &lt;x&gt;</code>: maxIterations 3 → 9" in text
 
 
 def test_a_goal_without_history_census_coverage_checkpoints_or_tasks_still_reports(make_goal):

@@ -197,6 +197,12 @@ def test_a_long_story_with_plan_checkpoints_and_hostile_strings_renders_as_the_g
     limit = doc["budget"]["maxDollars"]
     assert maker == pytest.approx(doc["spent"]["makerDollars"] / limit * 100, abs=0.01)
     assert oracle == pytest.approx(doc["spent"]["oracleDollars"] / limit * 100, abs=0.01)
+    notable = sum(it["decision"]["action"] != "continue" or all(c["passed"] for c in it["conditions"])
+                  for it in doc["history"])
+    assert 0 < notable < len(doc["history"])
+    shown = browser.evaluate("document.querySelector('[data-filter=notable]').click(); "
+                             "[...document.querySelectorAll('#timeline details.it')].filter(d => d.offsetHeight).length")
+    assert shown == notable  # the filter keeps the green runs not accepted and the stop
     closest = browser.evaluate("document.getElementById('closest').textContent")
     assert f"goal rewind {goal.goal_id} " in closest
     screenshot(browser, tmp_path, "report-story.png", record_property, capsys)
