@@ -190,7 +190,7 @@ def test_all_writes_every_goal_of_the_project_and_an_index_linking_them(store, p
     assert sorted(links) == sorted(f"{g.goal_id}.html" for g in mine)
     assert all((index.parent / link).is_file() for link in links)
     home = run_goal(project, "report", "--all")
-    assert re.fullmatch(r"wrote the index of 2 goal report\(s\): .*/reports/index-project-[0-9a-f]{8}\.html\n",
+    assert re.fullmatch(r"wrote the index of 2 goal reports: .*/reports/index-project-[0-9a-f]{8}\.html\n",
                         home.stdout)
     both = run_goal(project, "report", mine[0].goal_id, "--all")
     assert both.returncode == 64 and "leave out the goal id" in both.stderr
@@ -219,7 +219,7 @@ def test_the_slash_command_writes_the_sessions_goal_report_and_prints_its_path(s
     assert f"wrote the report of {bound.goal_id}: {path}" in reply.text and path.is_file()
     assert reply.notice == f"goal-convergence: report at {path}"
     reply = run_command("goal", "report --all --output site", session_id="s-1", cwd=str(project), store=store)
-    assert (project / "site" / "index.html").is_file() and "index of 2 goal report(s)" in reply.text
+    assert (project / "site" / "index.html").is_file() and "index of 2 goal reports" in reply.text
     bad = run_command("goal", "report --bogus", session_id="s-1", cwd=str(project), store=store)
     assert "could not do that" in bad.text and "--bogus" in bad.text
     assert control.is_control("goal", "report --all")  # showing a report is not an iteration

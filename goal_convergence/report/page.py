@@ -27,7 +27,7 @@ from ..errors import GoalNotFound, InvalidInput, UsageError
 from ..index import OPEN_STATES
 from ..models import Goal
 from ..store import Store
-from ..text import clip
+from ..text import clip, plural
 from . import view
 
 
@@ -45,7 +45,7 @@ def _csp(*inline: str) -> str:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=render.money, duration=render.duration, when=view.when, clip=clip,
+    env.filters.update(money=render.money, duration=render.duration, when=view.when, clip=clip, plural=plural,
                        tail=lambda text, n: text if len(text) <= n else "…" + text[-n:])
     css, js = _asset("report.css"), _asset("report.js")
     # Our own files, trusted: inlined as they are; their hashes are the only style and script the page runs.
@@ -57,9 +57,29 @@ def render_goal(goal: Goal, now: datetime | None = None) -> str:
     return environment().get_template("report.html.j2").render(view.page(goal, now))
 
 
-def render_index(found: list[Goal], links: dict[str, str], project: str, now: datetime | None = None) -> str:
-    rows = [(g, links[g.goal_id], trend.spark([p.passing / (p.total or 1) for p in trend.points(g)[-40:]], 1.0))
-            for g in found]
+@dataclass(frozen=True)
+class IndexRow:
+    """What the index shows of one goal (its page written, the goal itself need not stay in memory)."""
+
+    goal_id: str
+    link: str
+    state: str
+    stop_reason: str | None
+    iterations: int
+    max_iterations: int | None
+    dollars: float
+    spark: str  # conditions passing, the latest 40 iterations
+    objective: str
+    created_at: str
+
+    @classmethod
+    def of(cls, goal: Goal, link: str) -> IndexRow:
+        spark = trend.spark([p.passing / (p.total or 1) for p in trend.points(goal)[-40:]], 1.0)
+        return cls(goal.goal_id, link, goal.state, goal.stop_reason, goal.spent.iterations, goal.budget.max_iterations,
+                   goal.spent.dollars, spark, goal.objective, goal.created_at)
+
+
+def render_index(rows: list[IndexRow], project: str, now: datetime | None = None) -> str:
     return environment().get_template("index.html.j2").render(
         rows=rows, project=project, generated=view.when((now or datetime.now(UTC)).isoformat()))
 
@@ -79,7 +99,7 @@ class Written:
 
     def text(self) -> str:
         if self.index:
-            return f"wrote the index of {len(self.paths)} goal report(s): {self.index}"
+            return f"wrote the index of {plural(len(self.paths), 'goal report')}: {self.index}"
         [(goal_id, path)] = self.paths.items()
         return f"wrote the report of {goal_id}: {path}"
 
@@ -157,13 +177,17 @@ def _write_all(store: Store, cwd: Path, output: Path | None, now: datetime | Non
     if output is not None and output.exists() and not output.is_dir():
         raise InvalidInput(f"--all writes a folder of pages and {output} is a file; give a folder for --output")
     folder = output if output is not None else _home_reports(store)
-    folder.mkdir(parents=True, exist_ok=True)
-    found = [store.load(Goal, i) for i in ids]
-    private = output is None
-    written = Written({g.goal_id: _write(folder / f"{g.goal_id}.html", render_goal(g, now), private) for g in found})
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"cannot make the folder {folder}: {exc.strerror}; choose another --output") from None
+    written, rows, private = Written({}), [], output is None
+    for goal_id in ids:  # one goal in memory at a time
+        goal = store.load(Goal, goal_id)
+        written.paths[goal_id] = _write(folder / f"{goal_id}.html", render_goal(goal, now), private)
+        rows.append(IndexRow.of(goal, written.paths[goal_id].name))
     name = "index.html" if output is not None else f"index-{_slug(root)}.html"
-    written.index = _write(folder / name, render_index(found, {g: p.name for g, p in written.paths.items()}, root, now),
-                           private)
+    written.index = _write(folder / name, render_index(rows, root, now), private)
     return written
 
 
