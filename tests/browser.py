@@ -9,6 +9,7 @@ import base64
 import fcntl
 import itertools
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -41,7 +42,7 @@ class Browser:
         binary = binary or find_chromium()
         if not binary:
             raise BrowserError("no Chromium on PATH (Debian: apt-get install chromium)")
-        self.timeout = timeout
+        self.timeout, self.width, self.height = timeout, width, height
         self._profile = tempfile.mkdtemp(prefix="goal-report-chromium-")
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
@@ -144,17 +145,32 @@ class Browser:
             raise BrowserError(f"script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    def _frame(self) -> None:
+        self.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+    def _viewport(self, height: int) -> None:
+        self.send("Emulation.setDeviceMetricsOverride", session=True, width=self.width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        self._frame()
+
     def screenshot(self, path: Path, full_page: bool = True, down_to: str | None = None) -> Path:
         """The page (``full_page``: all of it, else the viewport), or from its top down to the bottom of the
-        element ``down_to`` (a CSS selector) and a margin."""
+        element ``down_to`` (a CSS selector) and a margin. The viewport is stretched over what is captured, so
+        what the page renders only on screen (``content-visibility: auto``) is rendered."""
         params: dict[str, Any] = {"format": "png"}
         if full_page or down_to:
-            params["captureBeyondViewport"] = True
-            size = self.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
-            if down_to:
-                size[1] = self.evaluate(f"document.querySelector({json.dumps(down_to)}).getBoundingClientRect()"
-                                        ".bottom + window.scrollY + 16")
-            params["clip"] = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1}
+            bottom = (f"document.querySelector({json.dumps(down_to)}).getBoundingClientRect().bottom + "
+                      "window.scrollY + 16" if down_to else "document.documentElement.scrollHeight")
+            height = 0
+            for _ in range(8):  # until rendering what came into view no longer moves the bottom
+                now = math.ceil(self.evaluate(bottom))
+                if now == height:
+                    break
+                height = now
+                self._viewport(height)
+            params["clip"] = {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1}
         data = self.send("Page.captureScreenshot", session=True, **params)["data"]
+        if full_page or down_to:
+            self._viewport(self.height)
         path.write_bytes(base64.b64decode(data))
         return path
