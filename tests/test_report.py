@@ -19,7 +19,7 @@ import pytest
 from goal_convergence.claude_code import control
 from goal_convergence.claude_code.slash import run_command
 from goal_convergence.models import Goal, Pending, SettingChange, SettingsChange, Task, TaskChanges
-from goal_convergence.report import page
+from goal_convergence.report import chart, page
 from tests.conftest import run_goal
 from tests.histories import history_goal
 
@@ -230,3 +230,15 @@ def test_the_hooks_and_the_cli_start_without_the_template_engine():
              " print(sorted({m.split('.')[0] for m in sys.modules} & {'jinja2', 'markupsafe'}))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(("value", "top"), [(0, 1), (0.3, 0.5), (1, 1), (3, 5), (38, 50), (64, 100), (2.1, 2.5)])
+def test_a_chart_scale_ends_on_a_round_number(value, top):
+    assert chart.nice_top(value) == pytest.approx(top)
+
+
+def test_a_gauge_is_split_by_who_spent_and_never_drawn_past_its_end():
+    g = chart.gauge("dollars", "Dollars", "", [("maker", 6.0), ("oracle", 6.0)], 10.0)
+    assert g.parts == [("maker", 0.0, 0.6), ("oracle", 0.6, 0.4)] and g.over and g.left == "0% left"
+    free = chart.gauge("tokens", "Tokens", "", [("maker", 3), ("oracle", 1)], None)
+    assert free.parts == [("maker", 0.0, 0.75), ("oracle", 0.75, 0.25)] and not free.over and free.left == "no limit"

@@ -43,7 +43,6 @@
       const entry = i >= 0 && i < rows.length && document.getElementById("it-" + rows[i][0]);
       if (entry) { entry.open = true; entry.scrollIntoView({ block: "start" }); }
     });
-    svg.dataset.describe = rows.length ? describe(rows[rows.length - 1]) : "";
   }
   const timeline = document.getElementById("timeline");
   const buttons = document.querySelectorAll("[data-filter]");
