@@ -31,7 +31,7 @@ from .claude_code import slash
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .index import OPEN_STATES
 from .models import TriageItem
-from .options import budget_options, given, goal_options, session_option, spec_from
+from .options import budget_options, given, goal_options, report_options, session_option, spec_from
 from .store import Store
 
 
@@ -156,6 +156,21 @@ def check_cmd(goal_id: str | None, json_out: bool) -> int:
     evidence = conditions.check_goal_conditions(goal, on_progress=_live_progress(json_out))
     _echo_json([e.dump() for e in evidence]) if json_out else click.echo(render.evidence_table(evidence))
     return 0 if all(e.passed for e in evidence) else 1
+
+
+@cli.command("report")
+@report_options
+@click.option("--open", "open_it", is_flag=True, help="Then open it in the browser.")
+@click.option("--json", "json_out", is_flag=True, help="Print {path, index, reports}.")
+def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goals: bool, json_out: bool) -> None:
+    """Write a goal's report: one self-contained HTML page (default: the project's open goal, else its newest)."""
+    from .report import page  # Jinja2 and the templates: only for this command
+
+    written = page.write(_store(), goal_id, Path.cwd(), output=output, all_goals=all_goals)
+    _echo_json(written.summary()) if json_out else click.echo(written.text())
+    note = page.open_in_browser(written.main) if open_it else None
+    if note:
+        click.echo(note, err=True)
 
 
 @cli.command("run")

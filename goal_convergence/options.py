@@ -74,6 +74,19 @@ def goal_options(fn):
     return fn
 
 
+def report_options(fn):
+    """`goal report`'s goal and where its page goes: the CLI's and the slash command's."""
+    for opt in reversed([
+        click.argument("goal_id", required=False),
+        click.option("--output", type=click.Path(path_type=Path), help="Where to write it (a file or a folder; "
+                     "with --all a folder). Default: reports/ in the goal home."),
+        click.option("--all", "all_goals", is_flag=True, help="Every goal of the project, and an index page "
+                     "linking them."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
 def spec_from(objective: str, options: dict) -> goals.GoalSpec:
     options = {k: v for k, v in options.items() if k != "json_out"}
     options["checks"] = list(options.get("checks") or [])

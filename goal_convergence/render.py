@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
-from . import inference, plan
+from . import inference, plan, trend
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from .text import clip, plural
 
@@ -74,6 +74,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     lines += escalation_lines(goal)
     lines += [f"settings changed {c.at[:16].replace('T', ' ')} by `{c.via}`: "
               + ", ".join(f"{d.setting} {d.before} -> {d.after}" for d in c.changes) for c in goal.settings_history[-3:]]
+    lines += filter(None, [trend.line(goal)])
     for it in goal.history[-5:]:
         passing = sum(c.passed for c in it.conditions)
         age = duration((now - parse_iso(it.ended_at)).total_seconds())

@@ -23,7 +23,8 @@ pytest_plugins = ["tests.fakeapi", "tests.stress.report"]
 REAL_HOME = Path(os.path.abspath(os.path.expanduser("~")))
 REAL_GC_HOME = Path(os.path.abspath(os.environ.get("GOAL_CONVERGENCE_HOME") or REAL_HOME / ".claude"))
 # What our code keeps in its home (store folders, log, locks, baselines, settings): the subprocess check.
-OURS = ("goals", "triage", "quarantine", "locks", "logs", "baselines", "events.jsonl", "config.toml", "prices.json")
+OURS = ("goals", "triage", "quarantine", "locks", "logs", "baselines", "events.jsonl", "config.toml", "prices.json",
+        "reports")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _WRITES = {"os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.symlink", "os.link", "os.chmod", "os.chown",
            "os.utime", "os.truncate", "shutil.rmtree", "shutil.copyfile", "shutil.copytree", "shutil.move"}

@@ -1,6 +1,6 @@
 """Control turns: a turn that only ran a goal-management slash command is not an iteration.
 
-`/goal-convergence:goal status` (list, check, help) or any `/goal-convergence:triage ...` typed in
+`/goal-convergence:goal status` (list, check, help, report) or any `/goal-convergence:triage ...` typed in
 the session a goal is bound to ends with a stop like any other turn; run as an iteration it would
 charge the checks and the oracle, count towards the budget and the stuck detection, and block the
 session with "not done yet". So the UserPromptExpansion hook marks the turn (``mark``), with the
@@ -21,7 +21,7 @@ from pathlib import Path
 
 # The subcommands of /goal-convergence:goal that only show, check or rewind (a person's move, not the maker's work);
 # every triage command is one too.
-GOAL_CONTROLS = frozenset({"status", "list", "check", "diff", "rewind", "help"})
+GOAL_CONTROLS = frozenset({"status", "list", "check", "diff", "rewind", "report", "help"})
 MAX_READ = 8 << 20  # a control turn writes little: past this much transcript, it did work
 
 

@@ -4,8 +4,8 @@
 objective like "don't break the API" or one holding ``$(...)`` must be stored as typed and run
 nothing):
 
-- a first word ``pause``, ``resume``, ``status``, ``list``, ``abandon``, ``check``, ``diff``, ``rewind``
-  or ``help`` names a subcommand, and what follows is its goal id and flags;
+- a first word ``pause``, ``resume``, ``status``, ``list``, ``abandon``, ``check``, ``diff``, ``rewind``,
+  ``report`` or ``help`` names a subcommand, and what follows is its goal id and flags;
 - anything else is a new goal: the objective is the free text up to the first ``--flag``, and the
   flags are `goal new`'s goal and budget flags (options.py; their values may be quoted; only this
   part is split into words).
@@ -29,9 +29,9 @@ import click
 
 from .. import conditions, goals, quarantine, render
 from ..errors import GoalConvergenceError, InvalidInput
-from ..index import OPEN_STATES, bound_to_session
+from ..index import OPEN_STATES, STATES, bound_to_session
 from ..models import GOAL_ID_RE, Goal
-from ..options import budget_options, goal_options, session_option, spec_from
+from ..options import budget_options, goal_options, report_options, session_option, spec_from
 from ..store import Store
 from ..text import plural
 from .fast import COMMAND
@@ -216,6 +216,21 @@ def _checkpoints(call: _Call) -> Reply:
     return _pass_through(call.sub, [goal.goal_id, *rest], call.cwd)
 
 
+def _report(call: _Call) -> Reply:
+    from ..report import page  # Jinja2 and the templates: only when a report is asked for
+
+    params = _parse(REPORT, call.args)
+    goal_id = params["goal_id"]
+    if not goal_id and not params["all_goals"]:  # this session's goal first, whatever its state
+        bound = bound_to_session(call.store.summaries(), call.session_id, STATES)
+        goal_id = bound[0]["goalId"] if bound else None
+    output = call.cwd / params["output"] if params["output"] else None
+    written = page.write(call.store, goal_id, call.cwd, output=output, all_goals=params["all_goals"])
+    return Reply(f"goal-convergence {written.text()}\n\nShow the user this path: the page opens in any browser, with "
+                 f"no network access needed. Do not start work because of it.",
+                 f"goal-convergence: report at {written.main}")
+
+
 def _help(call: _Call) -> Reply:
     flags = "\n".join(f"    {p.opts[0]}{'' if p.is_flag else ' VALUE'}  {p.help or ''}" for p in NEW.params
                       if isinstance(p, click.Option) and p.name != "session_id")
@@ -235,6 +250,8 @@ def _help(call: _Call) -> Reply:
   {COMMAND} diff [ID] [N [M]]   what iteration N changed (default: the latest), or from N to M
   {COMMAND} rewind [ID] N|--best [--force]
                                  bring the files back to iteration N's checkpoint (undoable)
+  {COMMAND} report [ID] [--all] [--output PATH]
+                                 write a goal's report, one HTML page (--all: the project's goals and an index)
 
 Unlike Claude Code's built-in /goal, whose evaluator only reads the conversation, these goals are checked
 by running their commands and judged by a second model. Show this help to the user.""")
@@ -250,10 +267,11 @@ def _parser(name: str, *declarations: Callable) -> click.Command:
 
 NEW = _parser("new", click.argument("objective"), goal_options, budget_options(defaults=True))
 RESUME = _parser("resume", click.argument("goal_id", required=False), session_option, budget_options(defaults=False))
+REPORT = _parser("report", report_options)
 
 SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
     "pause": _pause, "resume": _resume, "status": _status, "list": _list, "abandon": _abandon,
-    "check": _check, "diff": _checkpoints, "rewind": _checkpoints, "help": _help,
+    "check": _check, "diff": _checkpoints, "rewind": _checkpoints, "report": _report, "help": _help,
 }
 
 
