@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from goal_convergence import render
+from goal_convergence import listing, render
 from goal_convergence.models import (Baseline, Budget, Census, ConditionEvidence, Decision, Escalation, FailingCondition,
                                      Iteration, StoppingCondition, TriageItem, now_iso)
 
@@ -88,12 +88,12 @@ def test_a_converged_goal_shows_no_last_hint(make_goal):
 
 
 def test_the_goal_table(make_goal):
-    assert render.goal_table([]) == "no goals"
+    assert list(listing.table([])) == ["no goals"]
     rows = [{"goalId": "goal-aaaaaaaa", "state": "active", "iterations": 2, "maxIterations": 15, "dollars": 0.5,
              "objective": "first line\nsecond line"},
             {"goalId": "goal-bbbbbbbb", "state": "paused", "iterations": 0, "maxIterations": None, "dollars": 12.0,
              "objective": "x" * 100}]
-    header, first, second = render.goal_table(rows).splitlines()
+    header, first, second = listing.table(rows)
     assert header.split() == ["ID", "STATE", "ITER", "SPEND", "OBJECTIVE"]
     assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.5000", "first", "line", "second", "line"]
     assert second.split() == ["goal-bbbbbbbb", "paused", "0/∞", "$12.00", "x" * 70]
