@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from goal_convergence import listing, render
+from goal_convergence import render
 from goal_convergence.models import (Baseline, Budget, Census, ConditionEvidence, Decision, Escalation, FailingCondition,
                                      Iteration, StoppingCondition, TriageItem, now_iso)
 
@@ -85,19 +85,6 @@ def test_a_converged_goal_shows_no_last_hint(make_goal):
                                   decision=Decision(action="continue", hint="look at parse()")))
     assert "last hint" not in render.status(goal, T0)
     assert "last hint: look at parse()" in render.status(goal.model_copy(update={"state": "active"}), T0)
-
-
-def test_the_goal_table(make_goal):
-    assert list(listing.table([])) == ["no goals"]
-    rows = [{"goalId": "goal-aaaaaaaa", "state": "active", "iterations": 2, "maxIterations": 15, "dollars": 0.5,
-             "objective": "first line\nsecond line"},
-            {"goalId": "goal-bbbbbbbb", "state": "paused", "iterations": 0, "maxIterations": None, "dollars": 12.0,
-             "objective": "x" * 100}]
-    header, first, second = listing.table(rows)
-    assert header.split() == ["ID", "STATE", "ITER", "SPEND", "OBJECTIVE"]
-    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.5000", "first", "line", "second", "line"]
-    assert second.split() == ["goal-bbbbbbbb", "paused", "0/∞", "$12.00", "x" * 70]
-    assert first.index("first") == header.index("OBJECTIVE")  # the columns line up
 
 
 def test_the_triage_table_and_item():
