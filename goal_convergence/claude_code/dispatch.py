@@ -4,11 +4,16 @@ The fast path answers first; the slow path (hooks.py, with pydantic and the whol
 imported only when it finds work. A hook never breaks the session it runs in: any failure is
 logged and reported in one line (``systemMessage``), and the exit code is always 0.
 
+When the fast path found the index stale, it is brought up to date here (reindex.py: the changed
+goal files read as JSON, no models) and the fast path asked again, so a stale index does not cost
+the slow path's imports unless there is work.
+
 Claude Code gives all SessionEnd hooks together about 1.5 s and kills what runs longer, whatever
 the hook's own timeout says; the slow path alone can take that long on a loaded machine. So
 SessionEnd's work (charging the transcript and stopping the goal's clock, engine.record_maker)
-runs in a child in its own session, which that cut does not reach, and the hook waits for it, so
-a caller that waits sees its result.
+is handed to a child in its own session, which that cut does not reach, and the hook returns at
+once: its answer cannot say anything the session would still show, and the child's failures go
+to the log.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 from . import fast
 
@@ -33,15 +40,35 @@ def main(argv: list[str]) -> int:
         data = sys.stdin.buffer.read()
         # popped: the checks and the oracle this hook runs may start hooks of their own
         ran = os.environ.pop(fast.RAN, None) == "1"
-        answer = None if ran else fast.answer(event, data)
-        if answer is None and event == "session-end" and os.environ.pop(DETACHED, None) != "1":
+        child = os.environ.pop(DETACHED, None) == "1"
+        moved: list[tuple[Path, str]] = []
+        # After the launcher's fast path, a Stop or SessionEnd has work (this session's goal); a SessionStart
+        # may instead have found the index stale, which the fast path asked again brings up to date.
+        asked = child or (ran and event != "session-start")
+        answer = None if asked else fast.answer(event, data, _refresh(moved))
+        if answer is None and event == "session-end" and not child:
             answer = _out_of_reach(event, data)
         if answer is None:
             answer = _slow(event, data)
+        if moved:  # the slow path's own store knows nothing of these
+            from .. import quarantine
+            from . import naming
+
+            answer = naming.answer_in_session(quarantine.with_notice(answer, moved))
     except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
         answer = {"systemMessage": fast.failure_line(event, exc)}
     _emit(answer)
     return 0
+
+
+def _refresh(moved: list[tuple[Path, str]]):
+    """The summaries of an index brought up to date, for the fast path; the files quarantined on the way go in ``moved``."""
+    def refresh(home: Path) -> list[dict[str, Any]]:
+        from .. import reindex  # only the hooks that read the index need it
+
+        return reindex.summaries(home, moved) if (home / "goals").is_dir() else []
+
+    return refresh
 
 
 def _slow(event: str, data: bytes) -> dict[str, object]:
@@ -61,20 +88,11 @@ def _slow(event: str, data: bytes) -> dict[str, object]:
 
 
 def _out_of_reach(event: str, data: bytes) -> dict[str, object]:
-    """The slow path in a child of its own session: killing this hook does not stop it halfway."""
-    import subprocess
-    import tempfile
+    """The slow path in a child of its own session, not waited for: killing this hook does not stop it halfway."""
+    from .. import process
 
-    env = {**os.environ, DETACHED: "1", fast.RAN: "1"}
-    # The input is in a file, not a pipe this process feeds, and stderr goes nowhere: either may be
-    # gone before the child is done (its failures go to the log).
-    with tempfile.TemporaryFile() as given:
-        given.write(data)
-        given.seek(0)
-        child = subprocess.Popen([sys.executable, "-m", "goal_convergence", "hook", event], stdin=given,
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
-    out, _ = child.communicate()
-    return json.loads(out) if out.strip() else {}
+    process.detached([sys.executable, "-m", "goal_convergence", "hook", event], data, {**os.environ, DETACHED: "1"})
+    return {}
 
 
 def _emit(answer: dict[str, object]) -> None:

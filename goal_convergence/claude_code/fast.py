@@ -11,6 +11,9 @@ from the plugin root, with ``python3 -S``, before it looks for the CLI.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from .. import index
 
@@ -23,8 +26,11 @@ COMMAND = "/goal-convergence:goal"
 RAN = "GOAL_CONVERGENCE_FAST_PATH_RAN"
 
 
-def answer(event: str, data: bytes) -> dict[str, object] | None:
-    """The answer when no goal needs touching, or None when the slow path has work to do."""
+def answer(event: str, data: bytes,
+           refresh: Callable[[Path], list[dict[str, Any]]] | None = None) -> dict[str, object] | None:
+    """The answer when no goal needs touching, or None when the slow path has work to do. ``refresh``
+    gives the summaries of the index brought up to date (dispatch.py); without it, a stale index is
+    slow-path work."""
     if event == "prompt-expansion":
         return None
     try:
@@ -40,7 +46,7 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
         if bound_here is not None:
             return None if bound_here else {}
     home = index.home()
-    summaries = index.read(home)
+    summaries = (refresh or index.read)(home)
     if summaries is None:
         return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
     if event != "session-start" and not index.sessions_dir(home).is_dir():
