@@ -38,3 +38,29 @@ def test_session_end_returns_before_its_work_is_done_and_the_work_lands_after_th
     ended = Store().load(Goal, goal.goal_id)
     assert (ended.state, ended.session_id, ended.active_since) == ("active", "s-1", None)
     assert ended.spent.active_seconds > 0
+
+
+PROBE = ("import sys; from goal_convergence.claude_code import dispatch; code = dispatch.main(sys.argv[1:]); "
+         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'anthropic', 'jsonschema') "
+         "or m.startswith('goal_convergence.models')), file=sys.stderr); sys.exit(code)")
+
+
+def test_a_hook_right_after_the_index_went_stale_answers_without_the_slow_path(git_repo, gc_home):
+    """A goal file written behind the index, and a broken one: the index is brought up to date from
+    the files' JSON alone (the broken one quarantined and reported), and the fast path answers."""
+    spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
+                          session_id="s-owner")
+    goal = goals.new_goal(Store(), spec)
+    path = Store().path_for(Goal, goal.goal_id)
+    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a new stamp: the index is stale
+    (gc_home / "goals" / "goal-zzzzzzzz.json").write_text("{ not json")
+    payload = {"session_id": "s-new", "cwd": str(git_repo), "hook_event_name": "SessionStart", "source": "startup"}
+    done = subprocess.run([sys.executable, "-c", PROBE, "session-start"], input=json.dumps(payload).encode(),
+                          capture_output=True, env={**os.environ, "GOAL_CONVERGENCE_FAST_PATH_RAN": "1"})
+    assert done.returncode == 0 and done.stderr.decode().splitlines()[-1] == "[]", done.stderr.decode()
+    answer = json.loads(done.stdout)
+    assert f"- {goal.goal_id} (active in another session)" in answer["hookSpecificOutput"]["additionalContext"]
+    assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
+    assert "/goal-convergence:triage dismiss" in answer["systemMessage"]  # named as the session has it
+    assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
+    assert [s["goalId"] for s in Store().summaries()] == [goal.goal_id]
