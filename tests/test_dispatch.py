@@ -5,11 +5,15 @@ Real processes, a real goal."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 from goal_convergence import goals
 from goal_convergence.models import Goal
@@ -64,3 +68,29 @@ def test_a_hook_right_after_the_index_went_stale_answers_without_the_slow_path(g
     assert "/goal-convergence:triage dismiss" in answer["systemMessage"]  # named as the session has it
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
     assert [s["goalId"] for s in Store().summaries()] == [goal.goal_id]
+
+
+def test_a_session_resumed_at_once_waits_for_its_session_end_child(git_repo, gc_home):
+    """`claude --resume` right after the session ended: its SessionStart restarts the goal's clock only after
+    SessionEnd's child has stopped it, never before (the clock would then stay stopped while the session works)."""
+    spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
+                          session_id="s-1")
+    goal = goals.new_goal(Store(), spec)
+    store = Store()
+    payload = {"session_id": "s-1", "cwd": str(git_repo), "reason": "other", "source": "resume"}
+    hook = [sys.executable, "-m", "goal_convergence", "hook"]
+    with store.lock(store.path_for(Goal, goal.goal_id)):  # SessionEnd's child cannot do its work yet
+        ended = subprocess.run([*hook, "session-end"], input=json.dumps(payload).encode(), capture_output=True,
+                               timeout=20)
+        assert (ended.returncode, ended.stdout) == (0, b"")
+        with open(gc_home / "locks" / "session-end.s-1.lock", "rb") as working:  # held by the child while it works
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(working, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        resumed = subprocess.Popen([*hook, "session-start"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        resumed.stdin.write(json.dumps(payload).encode())
+        resumed.stdin.close()
+        time.sleep(1)  # both wait now: the child for the goal's lock, the resumed session's hook for the child
+    assert resumed.wait(timeout=60) == 0
+    assert f"{goal.goal_id} continues in this session" in json.loads(resumed.stdout.read())["systemMessage"]
+    after = Store().load(Goal, goal.goal_id)
+    assert after.active_since is not None and after.spent.active_seconds > 0  # ended, then restarted: in that order

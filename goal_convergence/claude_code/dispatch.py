@@ -18,16 +18,21 @@ to the log.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from .. import index
 from . import fast
 
 # Set on the child that does SessionEnd's work, so that it does the work instead of starting another.
 DETACHED = "GOAL_CONVERGENCE_SESSION_END_CHILD"
+# How long a hook waits for its session's SessionEnd child (SessionStart's own timeout is 30 s).
+SETTLE_SECONDS = 20.0
 
 
 def main(argv: list[str]) -> int:
@@ -49,6 +54,8 @@ def main(argv: list[str]) -> int:
         if answer is None and event == "session-end" and not child:
             answer = _out_of_reach(event, data)
         if answer is None:
+            if event != "session-end":
+                _after_session_end(data)
             answer = _slow(event, data)
         if moved:  # the slow path's own store knows nothing of these
             from .. import quarantine
@@ -88,11 +95,56 @@ def _slow(event: str, data: bytes) -> dict[str, object]:
 
 
 def _out_of_reach(event: str, data: bytes) -> dict[str, object]:
-    """The slow path in a child of its own session, not waited for: killing this hook does not stop it halfway."""
-    from .. import process
+    """The slow path in a child of its own session, not waited for: killing this hook does not stop it
+    halfway. The child inherits a shared lock that it holds while it works (``_after_session_end``)."""
+    from .. import files, process
 
-    process.detached([sys.executable, "-m", "goal_convergence", "hook", event], data, {**os.environ, DETACHED: "1"})
+    path = _session_end_lock(data)
+    held = None
+    if path is not None:
+        files.folder(path.parent.parent, "locks")
+        held = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(held, fcntl.LOCK_SH)
+    try:
+        process.detached([sys.executable, "-m", "goal_convergence", "hook", event], data, {**os.environ, DETACHED: "1"},
+                         keep=held)
+    finally:
+        if held is not None:
+            os.close(held)
     return {}
+
+
+def _session_end_lock(data: bytes) -> Path | None:
+    """The lock file of the session the hook input names, None when it names none that can be a file name."""
+    try:
+        session_id = json.loads(data).get("session_id")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    if not isinstance(session_id, str) or not index.SESSION_RE.fullmatch(session_id):
+        return None
+    return index.home() / "locks" / f"session-end.{session_id}.lock"
+
+
+def _after_session_end(data: bytes) -> None:
+    """Wait, for a while, for the SessionEnd work of this session that a child still does: a session resumed
+    at once (`claude --resume`) restarts its goal's clock, which that child would otherwise stop after it."""
+    path = _session_end_lock(data)
+    try:
+        fd = os.open(path, os.O_RDWR) if path is not None else None
+    except OSError:
+        return  # no SessionEnd of this session ever handed work to a child
+    if fd is None:
+        return
+    try:
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                time.sleep(0.02)
+    finally:
+        os.close(fd)
 
 
 def _emit(answer: dict[str, object]) -> None:
