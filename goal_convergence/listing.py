@@ -16,9 +16,12 @@ from . import reindex
 from .index import OPEN_STATES
 from .text import money
 
-# A summary is flat (index.summary): the C encoder writes each one with its keys on lines of their own,
-# four spaces in, the shape `json.dumps(rows, indent=2)` gives, which only the (slow) Python encoder writes.
-_ROW = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",\n    ", ": "))
+# A summary is flat (index.summary): with this separator the C encoder writes its keys on lines of their
+# own, four spaces in, the shape `json.dumps(rows, indent=2)` gives, which only the (slow) Python encoder
+# writes; between the rows of a batch it writes "},\n    {", which no flat row holds (a string's newline
+# is escaped), and which becomes the indented list's row separator.
+_ROWS = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",\n    ", ": "))
+BATCH = 256
 
 
 def goals(root: Path, show_all: bool, quarantined: reindex.Moved) -> list[dict[str, Any]]:
@@ -45,12 +48,13 @@ def table(summaries: list[dict[str, Any]]) -> Iterator[str]:
 
 
 def as_json(summaries: list[dict[str, Any]]) -> Iterator[str]:
-    """The lines of ``json.dumps(summaries, indent=2, ensure_ascii=False)``, a row at a time."""
+    """The text of ``json.dumps(summaries, indent=2, ensure_ascii=False)`` in blocks of lines, a batch of rows
+    at a time."""
     if not summaries:
         yield "[]"
         return
     yield "["
-    last = len(summaries) - 1
-    for n, s in enumerate(summaries):
-        yield f"  {{\n    {_ROW.encode(s)[1:-1]}\n  }}{',' if n < last else ''}"
+    for start in range(0, len(summaries), BATCH):
+        rows = _ROWS.encode(summaries[start:start + BATCH])[2:-2].replace("},\n    {", "\n  },\n  {\n    ")
+        yield f"  {{\n    {rows}\n  }}{',' if start + BATCH < len(summaries) else ''}"
     yield "]"
