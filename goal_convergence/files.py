@@ -3,14 +3,17 @@ per-file locks and quarantine.
 
 store.py reads and writes goals and triage items through it with the models on top; reindex.py
 keeps the goal index with it alone, so that `goal list` and a hook after the index went stale
-never import pydantic.
+never import pydantic. Standard library only: the hooks' fast path brings a stale index up to date
+with it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -21,6 +24,7 @@ from .errors import CorruptFile, GoalConvergenceError, GoalNotFound
 
 T = TypeVar("T")
 LOCK_TIMEOUT = 30.0
+LOCK_POLL = 0.01
 # I-JSON (RFC 7493): numbers a double can hold exactly, no NaN or Infinity, no duplicate keys, no
 # unpaired surrogates. Python's json accepts all of those, and a document that means different
 # things to different readers is not one we want to validate, let alone act on.
@@ -109,16 +113,24 @@ def write_json(path: Path, doc: object) -> None:
 
 @contextmanager
 def lock(root: Path, path: Path) -> Iterator[None]:
-    """The lock of the document at ``path``: every write of it is made under it."""
-    from filelock import FileLock, Timeout  # only writers and readers of goal files pay for it
-
+    """The lock of the document at ``path`` (every write of it is made under it): an flock on its file in
+    ``locks/``, released by the kernel when its holder dies, however it dies."""
+    fd = os.open(folder(root, "locks") / f"{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        with FileLock(str(folder(root, "locks") / f"{path.name}.lock"), timeout=LOCK_TIMEOUT, mode=0o600):
-            yield
-    except Timeout:
-        raise GoalConvergenceError(
-            f"{path.name} stayed locked by another goal-convergence process for {LOCK_TIMEOUT:g}s; "
-            f"wait for it to finish (see `ps`) and try again") from None
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise GoalConvergenceError(
+                        f"{path.name} stayed locked by another goal-convergence process for {LOCK_TIMEOUT:g}s; "
+                        f"wait for it to finish (see `ps`) and try again") from None
+                time.sleep(LOCK_POLL)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def quarantine(root: Path, path: Path, reason: str) -> Path:

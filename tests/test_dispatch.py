@@ -18,7 +18,7 @@ import pytest
 from goal_convergence import goals
 from goal_convergence.models import Goal
 from goal_convergence.store import Store
-from tests.conftest import wait_until
+from tests.conftest import REPO, wait_until
 
 
 def test_session_end_returns_before_its_work_is_done_and_the_work_lands_after_the_hook_is_gone(git_repo):
@@ -44,14 +44,17 @@ def test_session_end_returns_before_its_work_is_done_and_the_work_lands_after_th
     assert ended.spent.active_seconds > 0
 
 
-PROBE = ("import sys; from goal_convergence.claude_code import dispatch; code = dispatch.main(sys.argv[1:]); "
-         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'anthropic', 'jsonschema') "
-         "or m.startswith('goal_convergence.models')), file=sys.stderr); sys.exit(code)")
+# The plugin's launcher imports the fast path from the plugin root under `python3 -S` (no site-packages).
+FAST = ("import json, sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.claude_code import fast; "
+        "print(json.dumps(fast.answer('session-start', sys.stdin.buffer.read()))); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'click', 'anthropic', 'jsonschema', "
+        "'filelock') or m.startswith('goal_convergence.models')))")
 
 
-def test_a_hook_right_after_the_index_went_stale_answers_without_the_slow_path(git_repo, gc_home):
-    """A goal file written behind the index, and a broken one: the index is brought up to date from
-    the files' JSON alone (the broken one quarantined and reported), and the fast path answers."""
+def test_a_hook_right_after_the_index_went_stale_is_answered_by_the_fast_path(git_repo, gc_home):
+    """A goal file written behind the index, and a broken one: the launcher's fast path brings the index
+    up to date from the files' JSON alone (the broken one quarantined and reported), with the standard
+    library alone, and answers."""
     spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
                           session_id="s-owner")
     goal = goals.new_goal(Store(), spec)
@@ -59,15 +62,19 @@ def test_a_hook_right_after_the_index_went_stale_answers_without_the_slow_path(g
     path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a new stamp: the index is stale
     (gc_home / "goals" / "goal-zzzzzzzz.json").write_text("{ not json")
     payload = {"session_id": "s-new", "cwd": str(git_repo), "hook_event_name": "SessionStart", "source": "startup"}
-    done = subprocess.run([sys.executable, "-c", PROBE, "session-start"], input=json.dumps(payload).encode(),
-                          capture_output=True, env={**os.environ, "GOAL_CONVERGENCE_FAST_PATH_RAN": "1"})
-    assert done.returncode == 0 and done.stderr.decode().splitlines()[-1] == "[]", done.stderr.decode()
-    answer = json.loads(done.stdout)
+    done = subprocess.run([sys.executable, "-S", "-c", FAST, str(REPO)], input=json.dumps(payload).encode(),
+                          capture_output=True, check=True)
+    printed, loaded = done.stdout.decode().splitlines()
+    assert loaded == "[]"
+    answer = json.loads(printed)
     assert f"- {goal.goal_id} (active in another session)" in answer["hookSpecificOutput"]["additionalContext"]
     assert "moved a broken file aside" in answer["systemMessage"] and "goal-zzzzzzzz.json" in answer["systemMessage"]
     assert "/goal-convergence:triage dismiss" in answer["systemMessage"]  # named as the session has it
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
     assert [s["goalId"] for s in Store().summaries()] == [goal.goal_id]
+    again = subprocess.run([sys.executable, "-m", "goal_convergence", "hook", "session-start"],
+                           input=json.dumps(payload).encode(), capture_output=True, check=True)
+    assert "moved a broken file aside" not in again.stdout.decode()  # told once
 
 
 def test_a_session_resumed_at_once_waits_for_its_session_end_child(git_repo, gc_home):

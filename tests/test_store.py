@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import multiprocessing
 import os
@@ -10,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from goal_convergence import files, index
 from goal_convergence.errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
@@ -161,8 +161,8 @@ def test_concurrent_writers_lose_no_update_and_readers_never_see_half_a_file(sto
 def test_a_lock_held_too_long_is_a_clear_error(store, make_goal, monkeypatch):
     goal = store.create(make_goal())
     monkeypatch.setattr(files, "LOCK_TIMEOUT", 0.2)
-    held = FileLock(str(store.root / "locks" / f"{goal.goal_id}.json.lock"))
-    with held:
+    with open(store.root / "locks" / f"{goal.goal_id}.json.lock", "rb") as held:  # as another process holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(GoalConvergenceError, match="locked by another goal-convergence process"):
             store.update(Goal, goal.goal_id, lambda g: None)
 

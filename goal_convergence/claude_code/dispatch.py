@@ -4,10 +4,6 @@ The fast path answers first; the slow path (hooks.py, with pydantic and the whol
 imported only when it finds work. A hook never breaks the session it runs in: any failure is
 logged and reported in one line (``systemMessage``), and the exit code is always 0.
 
-When the fast path found the index stale, it is brought up to date here (reindex.py: the changed
-goal files read as JSON, no models) and the fast path asked again, so a stale index does not cost
-the slow path's imports unless there is work.
-
 Claude Code gives all SessionEnd hooks together about 1.5 s and kills what runs longer, whatever
 the hook's own timeout says; the slow path alone can take that long on a loaded machine. So
 SessionEnd's work (charging the transcript and stopping the goal's clock, engine.record_maker)
@@ -24,7 +20,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from .. import index
 from . import fast
@@ -46,36 +41,17 @@ def main(argv: list[str]) -> int:
         # popped: the checks and the oracle this hook runs may start hooks of their own
         ran = os.environ.pop(fast.RAN, None) == "1"
         child = os.environ.pop(DETACHED, None) == "1"
-        moved: list[tuple[Path, str]] = []
-        # After the launcher's fast path, a Stop or SessionEnd has work (this session's goal); a SessionStart
-        # may instead have found the index stale, which the fast path asked again brings up to date.
-        asked = child or (ran and event != "session-start")
-        answer = None if asked else fast.answer(event, data, _refresh(moved))
+        answer = None if ran or child else fast.answer(event, data)
         if answer is None and event == "session-end" and not child:
             answer = _out_of_reach(event, data)
         if answer is None:
             if event != "session-end":
                 _after_session_end(data)
             answer = _slow(event, data)
-        if moved:  # the slow path's own store knows nothing of these
-            from .. import quarantine
-            from . import naming
-
-            answer = naming.answer_in_session(quarantine.with_notice(answer, moved))
     except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
         answer = {"systemMessage": fast.failure_line(event, exc)}
     _emit(answer)
     return 0
-
-
-def _refresh(moved: list[tuple[Path, str]]):
-    """The summaries of an index brought up to date, for the fast path; the files quarantined on the way go in ``moved``."""
-    def refresh(home: Path) -> list[dict[str, Any]]:
-        from .. import reindex  # only the hooks that read the index need it
-
-        return reindex.summaries(home, moved) if (home / "goals").is_dir() else []
-
-    return refresh
 
 
 def _slow(event: str, data: bytes) -> dict[str, object]:
