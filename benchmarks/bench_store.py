@@ -55,7 +55,8 @@ def goal_list(work: Path, total: int, runs: int) -> list[Row]:
     many_goals(home, root, evidence, total, 15)
     env = {**os.environ, "GOAL_CONVERGENCE_HOME": str(home), "PYTHONPATH": str(REPO)}
     goal = [sys.executable, "-m", "goal_convergence"]
-    commands = {"bare": [sys.executable, "-c", "pass"], "list": [*goal, "list"], "json": [*goal, "list", "--all", "--json"]}
+    commands = {"bare": [sys.executable, "-c", "pass"], "list": [*goal, "list"],
+                "json": [*goal, "list", "--all", "--json"]}
     # interleaved, so that a change in the machine's load falls on all alike
     timed = [{name: run(cmd, env) for name, cmd in commands.items()} for _ in range(runs)]
     out = subprocess.run(commands["json"], env=env, capture_output=True, text=True, check=True)
@@ -67,9 +68,10 @@ def goal_list(work: Path, total: int, runs: int) -> list[Row]:
     bare = f"python3 -c pass: {wall['bare'] * 1000:.0f} ms"
     rows = []
     for name, what in (("list", f"`goal list`, {files}"), ("json", f"`goal list --all --json`, {files}")):
-        rows.append(Row(what, f"{wall[name]:.2f} s", bare, "≤ 1 s", wall[name] <= 1.0, round(wall[name] / wall["bare"], 2)))
-        rows.append(Row(what + ", peak RSS", f"{rss[name]:.0f} MB", f"python3 -c pass: {rss['bare']:.0f} MB", "≤ 150 MB",
-                        rss[name] <= 150, round(rss[name] / rss["bare"], 2)))
+        rows.append(Row(what, f"{wall[name]:.2f} s", bare, "≤ 1 s", wall[name] <= 1.0,
+                        round(wall[name] / wall["bare"], 2)))
+        rows.append(Row(what + ", peak RSS", f"{rss[name]:.0f} MB", f"python3 -c pass: {rss['bare']:.0f} MB",
+                        "≤ 150 MB", rss[name] <= 150, round(rss[name] / rss["bare"], 2)))
     return rows
 
 

@@ -41,7 +41,8 @@ def _mixed_home(gc_home: Path, make_goal, count: int) -> tuple[list[dict], Path]
     expected = []
     for n in range(count):
         goal = make_goal(objective=OBJECTIVES[n % len(OBJECTIVES)], state=STATES[n % len(STATES)],
-                         session_id=f"s-{n}" if n % 3 else None, created_at=f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z")
+                         session_id=f"s-{n}" if n % 3 else None,
+                         created_at=f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z")
         goal.spent.iterations, goal.spent.maker_dollars = n % 7, n * 0.37
         doc = goal.dump()
         (folder / f"{goal.goal_id}.json").write_text(json.dumps(doc), encoding="utf-8")

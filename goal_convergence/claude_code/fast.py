@@ -43,9 +43,10 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
         if bound_here is not None:
             return None if bound_here else {}
     home = index.home()
-    summaries = index.read(home)
     moved: list[tuple[Path, str]] = []
-    if summaries is None:  # stale: brought up to date from the changed goal files' JSON, broken ones moved aside
+    summaries: list[dict[str, Any]] = []
+    if (home / "goals").is_dir():
+        # a stale index is brought up to date from the changed files' JSON, broken ones moved aside
         from .. import reindex
 
         summaries = reindex.summaries(home, moved)
