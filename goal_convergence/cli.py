@@ -21,24 +21,31 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from . import (conditions, config, demo, diff_command, goals, heartbeat, makers, quarantine, render, rewind_command,
-               runner, triage)
-from .claude_code import slash
+from . import diff_command, index, rewind_command
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
-from .index import OPEN_STATES
-from .models import TriageItem
 from .options import budget_options, given, goal_options, report_options, session_option, spec_from
-from .store import Store
+
+if TYPE_CHECKING:
+    from .render import LiveProgress
+    from .store import Store
+
+# Each command imports what it needs when it runs: `goal list`, typed all day, must not pay for pydantic,
+# the models and the loop that the other commands load.
+READS_INDEX_ONLY = ("list",)
 
 
 def _store() -> Store:
+    from .store import Store
+
     store = Store()
     # Whatever the command had to quarantine on the way is reported when it ends, whatever it did.
-    click.get_current_context().call_on_close(lambda: _report_quarantine(store))
+    click.get_current_context().call_on_close(lambda: _report_quarantine(store.quarantined))
     return store
 
 
@@ -46,28 +53,47 @@ def _echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _report_quarantine(store: Store) -> None:
+def _echo_lines(lines: Iterable[str], batch: int = 256) -> None:
+    """Lines written as they are made, never held whole (a few hundred at a time: click flushes each echo)."""
+    held: list[str] = []
+    for line in lines:
+        held.append(line)
+        if len(held) == batch:
+            click.echo("\n".join(held))
+            held.clear()
+    if held:
+        click.echo("\n".join(held))
+
+
+def _report_quarantine(moved: list[tuple[Path, str]]) -> None:
     """Report each quarantined file once, however often this is called."""
-    while store.quarantined:
-        path, reason = store.quarantined.pop(0)
+    while moved:
+        path, reason = moved.pop(0)
         click.echo(f"warning: quarantined {path}: {reason}", err=True)
 
 
 def _listed(table: str, store: Store) -> str:
     """A listing, then the quarantined files until they are dismissed (quarantine.py)."""
+    from . import quarantine
+
     return "\n\n".join(filter(None, [table, quarantine.notice(store.root)]))
 
 
-def _live_progress(json_out: bool) -> render.LiveProgress | None:
+def _live_progress(json_out: bool) -> LiveProgress | None:
     """Conditions running, drawn live on a terminal (never into --json output or a pipe)."""
-    return None if json_out or not sys.stderr.isatty() else render.LiveProgress()
+    from .render import LiveProgress
+
+    return None if json_out or not sys.stderr.isatty() else LiveProgress()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="goal-convergence")
 def cli() -> None:
     """Keep a coding agent working on a goal until real checks pass and an independent oracle agrees."""
-    config.env_settings()  # a bad setting fails here, before any work (errors.py)
+    if click.get_current_context().invoked_subcommand not in READS_INDEX_ONLY:  # no setting applies to those
+        from . import config
+
+        config.env_settings()  # a bad setting fails here, before any work (errors.py)
 
 
 @cli.command("new")
@@ -77,6 +103,8 @@ def cli() -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def new_cmd(objective: str, json_out: bool, **options) -> None:
     """Create a goal. With no condition flags, conditions are inferred from OBJECTIVE and the project."""
+    from . import goals, render
+
     store = _store()
     goal = goals.new_goal(store, spec_from(objective, options), on_progress=_live_progress(json_out))
     _echo_json(goal.dump()) if json_out else click.echo(render.created(goal))
@@ -90,6 +118,8 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
 def demo_cmd(folder: Path | None, keep: bool) -> int:
     """Watch the real loop fix a bundled sample project: no API key or Claude Code needed.
     A scripted maker fixes a bug, cheats (caught), then fixes the rest. Exits 0 when the goal converges."""
+    from . import demo
+
     return demo.run(folder, keep=keep, echo=click.echo, on_progress=_live_progress(False)).exit_code
 
 
@@ -98,9 +128,15 @@ def demo_cmd(folder: Path | None, keep: bool) -> int:
 @click.option("--json", "json_out", is_flag=True, help="Print JSON.")
 def list_cmd(show_all: bool, json_out: bool) -> None:
     """List open goals (active, paused, escalated), newest first."""
-    store = _store()
-    found = goals.list_goals(store, show_all)
-    _echo_json(found) if json_out else click.echo(_listed(render.goal_table(found), store))
+    from . import listing, quarantine
+
+    home, moved = index.home(), []
+    click.get_current_context().call_on_close(lambda: _report_quarantine(moved))
+    found = listing.goals(home, show_all, moved)
+    _echo_lines(listing.as_json(found) if json_out else listing.table(found))
+    notice = "" if json_out else quarantine.notice(home)
+    if notice:
+        click.echo(f"\n{notice}")
 
 
 @cli.command("status")
@@ -108,6 +144,8 @@ def list_cmd(show_all: bool, json_out: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def status_cmd(goal_id: str | None, json_out: bool) -> None:
     """Show a goal (default: the open goal of this project)."""
+    from . import goals, render
+
     goal = goals.resolve(_store(), goal_id, states=("active", "paused", "escalated"))
     _echo_json(goal.dump()) if json_out else click.echo(render.status(goal))
 
@@ -117,6 +155,8 @@ def status_cmd(goal_id: str | None, json_out: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def pause_cmd(goal_id: str | None, json_out: bool) -> None:
     """Pause a goal: the loop stops at the next stop and paused time is not charged."""
+    from . import goals
+
     store = _store()
     goal = goals.move(store, goals.resolve(store, goal_id, states=("active",)).goal_id, "pause")
     _echo_json(goal.dump()) if json_out else click.echo(f"paused {goal.goal_id}; `goal resume {goal.goal_id}` carries on")
@@ -128,6 +168,8 @@ def pause_cmd(goal_id: str | None, json_out: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def abandon_cmd(goal_id: str | None, keep_checkpoints: bool, json_out: bool) -> None:
     """Abandon a goal: it ends as failed (stop reason: cancelled)."""
+    from . import goals
+
     store = _store()
     goal = goals.move(store, goals.resolve(store, goal_id).goal_id, "abandon", keep_checkpoints=keep_checkpoints)
     _echo_json(goal.dump()) if json_out else click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")
@@ -140,6 +182,8 @@ def abandon_cmd(goal_id: str | None, keep_checkpoints: bool, json_out: bool) -> 
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def resume_cmd(goal_id: str | None, session_id: str | None, json_out: bool, **limits) -> None:
     """Carry on with a paused, escalated or detached goal, optionally with a raised budget."""
+    from . import goals, render
+
     store = _store()
     target = goals.resolve(store, goal_id, states=("paused", "active", "escalated"))
     raised = {k: v for k, v in limits.items() if v is not None}
@@ -152,7 +196,9 @@ def resume_cmd(goal_id: str | None, session_id: str | None, json_out: bool, **li
 @click.option("--json", "json_out", is_flag=True, help="Print the evidence as JSON.")
 def check_cmd(goal_id: str | None, json_out: bool) -> int:
     """Run a goal's stopping conditions now. Exit 0 only if all pass (1 if any fails)."""
-    goal = goals.resolve(_store(), goal_id, states=OPEN_STATES)
+    from . import conditions, goals, render
+
+    goal = goals.resolve(_store(), goal_id, states=index.OPEN_STATES)
     evidence = conditions.check_goal_conditions(goal, on_progress=_live_progress(json_out))
     _echo_json([e.dump() for e in evidence]) if json_out else click.echo(render.evidence_table(evidence))
     return 0 if all(e.passed for e in evidence) else 1
@@ -183,6 +229,8 @@ def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goal
 def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_out: bool, **options) -> int:
     """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
     (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
+    from . import makers, render, runner
+
     store = _store()
     goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options), _live_progress(json_out),
                                  given=given(options))
@@ -204,6 +252,8 @@ def triage_group() -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print JSON.")
 def triage_list_cmd(show_all: bool, json_out: bool) -> None:
     """List triage items, newest first."""
+    from . import render, triage
+
     store = _store()
     items = triage.list_items(store, show_all)
     _echo_json([i.dump() for i in items]) if json_out else click.echo(_listed(render.triage_table(items), store))
@@ -214,6 +264,9 @@ def triage_list_cmd(show_all: bool, json_out: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the item document.")
 def triage_show_cmd(triage_id: str, json_out: bool) -> None:
     """Show one triage item."""
+    from . import render
+    from .models import TriageItem
+
     item = _store().load(TriageItem, triage_id)
     _echo_json(item.dump()) if json_out else click.echo(render.triage_item(item))
 
@@ -225,6 +278,8 @@ def triage_show_cmd(triage_id: str, json_out: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> None:
     """Act on an item: re-open its goal (budget flags set the new limits) or make a goal from it."""
+    from . import render, triage
+
     goal = triage.act(_store(), triage_id, {k: v for k, v in limits.items() if v is not None})
     _echo_json(goal.dump()) if json_out else click.echo(f"{triage_id} acted on: {goal.goal_id} is active\n{render.status(goal)}")
 
@@ -234,6 +289,8 @@ def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> Non
 @click.option("--keep-checkpoints", is_flag=True, help="Keep its goal's checkpoint refs (by default they are removed).")
 def triage_dismiss_cmd(triage_id: str, keep_checkpoints: bool) -> None:
     """Dismiss an item (nothing more will be done about it), or a quarantined file that the lists show."""
+    from . import quarantine, triage
+
     store = _store()
     if quarantine.is_entry(store.root, triage_id):
         quarantine.dismiss(store.root, triage_id)
@@ -253,6 +310,8 @@ def slash_cmd(session_id: str | None) -> None:
 
     Prints text for the model and exits 0 even on bad arguments: Claude Code aborts a slash command
     whose helper fails, and the error text is what the user needs to see."""
+    from .claude_code import slash
+
     reply = slash.run_command("goal", click.get_text_stream("stdin").read(), session_id=session_id, cwd=os.getcwd())
     click.echo(reply.text)
 
@@ -272,6 +331,8 @@ def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, oracle
                   maker_cmd: str | None, json_out: bool) -> int:
     """Run the project's checks; each new failure becomes a goal (or a triage item), deduplicated and
     rate-limited. Prints nothing unless something new was made, skipped or run (cron-friendly)."""
+    from . import heartbeat, makers
+
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker() if maker else None
     report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen,
                             oracle=oracle)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import click
 
-from . import rewind
-from .store import Store
-
 
 @click.command("diff")
 @click.argument("goal_id")
@@ -16,4 +13,7 @@ from .store import Store
 def diff_cmd(goal_id: str, first: int | None, second: int | None, stat: bool) -> None:
     """What iteration N changed (default: the latest), or what changed from iteration N to M.
     Iteration 0 is the commit the goal began on."""
+    from . import rewind  # git and the models: only when the command runs
+    from .store import Store
+
     click.echo(rewind.diff(Store(), goal_id, first, second, stat=stat), nl=False)

@@ -13,15 +13,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, plan, tree
+from .defaults import DEFAULT_ORACLE_MODEL, OTHER_ORACLE_MODELS
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, UsageError, problems
-from .index import OPEN_STATES
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, SettingChange,
                      SettingsChange, StoppingCondition, TriageItem, new_id, now_iso)
 from .oracle import judged_by_maker_model, judges_with_model
 from .store import Store
 
-DEFAULT_ORACLE_MODEL = "claude-haiku-5-5"
-OTHER_ORACLE_MODELS = ("claude-sonnet-5-5", "claude-haiku-4-5")
 CONDITION_FLAGS = "--test CMD, --lint CMD, --build CMD, --coverage PCT [--coverage-cmd CMD] or --check CMD"
 
 
@@ -250,14 +248,6 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
         lines = "\n".join(f"  {s['goalId']}  {s['state']:<9}  {s['objective']}" for s in found)
         raise AmbiguousGoal(f"{len(found)} goals are open in {root}; name one:\n{lines}")
     return store.load(Goal, found[0]["goalId"])
-
-
-def list_goals(store: Store, show_all: bool = False) -> list[dict]:
-    """Summaries of the open goals (or all of them), newest first, from the index: only goal files changed
-    since it was written are read, and the broken ones are quarantined and listed in ``store.quarantined``."""
-    found = [s for s in store.summaries() if show_all or s["state"] in OPEN_STATES]
-    found.sort(key=lambda s: s["createdAt"], reverse=True)
-    return [{k: v for k, v in s.items() if k != "stamp"} for s in found]
 
 
 def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *,

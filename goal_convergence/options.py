@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from click.core import ParameterSource
 
-from . import goals
+from .defaults import DEFAULT_ORACLE_MODEL
+
+if TYPE_CHECKING:
+    from .goals import GoalSpec
 
 session_option = click.option("--session", "session_id", help="Bind the goal to this Claude Code session.")
 
@@ -50,7 +54,7 @@ def goal_options(fn):
         click.option("--oracle", "oracle_provider", default="auto", show_default=True,
                      type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
                      help="Who judges each iteration; `conditions` means no model at all."),
-        click.option("--oracle-model", default=goals.DEFAULT_ORACLE_MODEL, show_default=True,
+        click.option("--oracle-model", default=DEFAULT_ORACLE_MODEL, show_default=True,
                      help="The oracle's model; must differ from the maker's."),
         click.option("--oracle-cmd", "oracle_command", help="With --oracle command: the judge program."),
         click.option("--expect", help="With --oracle conditions: a regex the maker's last message must match."),
@@ -87,13 +91,15 @@ def report_options(fn):
     return fn
 
 
-def spec_from(objective: str, options: dict) -> goals.GoalSpec:
+def spec_from(objective: str, options: dict) -> GoalSpec:
+    from .goals import GoalSpec  # the loop's modules: only for the commands that make a goal
+
     options = {k: v for k, v in options.items() if k != "json_out"}
     options["checks"] = list(options.get("checks") or [])
     options["protect"] = list(options.get("protect") or [])
     options["tasks"] = list(options.get("tasks") or [])
     options["project"] = Path(options.get("project") or os.getcwd())
-    return goals.GoalSpec(objective=objective, **options)
+    return GoalSpec(objective=objective, **options)
 
 
 def given(options: dict) -> dict:

@@ -321,6 +321,17 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
     return Exit(code, timed_out, cancelled, time.monotonic() - start)
 
 
+def detached(args: Sequence[str], input: bytes, env: Mapping[str, str], keep: int | None = None) -> None:
+    """Start a child that outlives us, not waited for: its own session (a kill of our group misses it), not
+    made to die with us, its input a file and its output nowhere (a pipe of ours may be gone before it is
+    done). It inherits the descriptor ``keep`` (a lock it holds while it lives)."""
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(input)
+        stdin.seek(0)
+        subprocess.Popen(list(args), stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                         start_new_session=True, pass_fds=() if keep is None else (keep,))
+
+
 @dataclass(frozen=True)
 class Output:
     """A child's stdout (at most ``limit`` bytes of it) and the end of its stderr."""

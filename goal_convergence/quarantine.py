@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import GoalNotFound
+from .log import log_error
 
 REASON = ".reason.txt"
 
@@ -43,6 +45,16 @@ def entries(home: Path) -> list[Entry]:
             continue
         found.append(Entry(note.name[:-len(REASON)], original.strip(), " ".join(reason.split())))
     return found
+
+
+def with_notice(answer: dict[str, Any], moved: list[tuple[Path, str]]) -> dict[str, Any]:
+    """A hook's answer that also tells the session of the files just moved aside (and logs them)."""
+    if not moved:
+        return answer
+    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason}); `goal list` shows it until "
+             f"`goal triage dismiss {path.name}`" for path, reason in moved]
+    log_error("quarantine", "\n".join(notes))
+    return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
 
 
 def is_entry(home: Path, name: str) -> bool:

@@ -11,11 +11,7 @@ from typing import ClassVar, TextIO
 
 from . import inference, plan, trend
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
-from .text import clip, plural
-
-
-def money(dollars: float) -> str:
-    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.2f}"
+from .text import clip, money, plural
 
 
 def duration(seconds: float) -> str:
@@ -46,17 +42,6 @@ def condition_lines(goal: Goal) -> list[str]:
         extra = f" (>= {c.threshold:g}%)" if c.threshold is not None else ""
         lines.append(f"  [{i}] {c.type}{extra}: {c.command}")
     return lines
-
-
-def goal_table(summaries: list[dict]) -> str:
-    if not summaries:
-        return "no goals"
-    rows = [f"{'ID':<13} {'STATE':<9} {'ITER':>7} {'SPEND':>9}  OBJECTIVE"]
-    for s in summaries:
-        its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
-        objective = s["objective"].replace("\n", " ")
-        rows.append(f"{s['goalId']:<13} {s['state']:<9} {its:>7} {money(s['dollars']):>9}  {objective[:70]}")
-    return "\n".join(rows)
 
 
 def status(goal: Goal, now: datetime | None = None) -> str:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import click
 
-from . import rewind
-from .store import Store
-
 
 @click.command("rewind")
 @click.argument("goal_id")
@@ -19,4 +16,7 @@ def rewind_cmd(goal_id: str, to: str | None, best: bool, force: bool) -> None:
     earlier rewind). The tree as it is is kept first, and the command to undo is printed."""
     if best == (to is not None):
         raise click.UsageError("give an iteration N or --best, not both")
+    from . import rewind  # git and the models: only when the command runs
+    from .store import Store
+
     click.echo(rewind.rewind(Store(), goal_id, to, best=best, force=force).text())

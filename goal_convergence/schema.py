@@ -19,11 +19,6 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from .models import Goal, Model, TriageItem, Verdict
 
-# I-JSON (RFC 7493): numbers a double can hold exactly, no NaN or Infinity, no duplicate keys, no
-# unpaired surrogates. Python's json accepts all of those, and a document that means different
-# things to different readers is not one we want to validate, let alone act on.
-_SAFE_INT = 2**53 - 1
-
 
 @cache
 def load(name: str) -> dict[str, Any]:
@@ -51,44 +46,6 @@ def errors(doc: Any, name: str) -> list[str]:
     """Every way ``doc`` breaks the published schema ``name``, as readable lines (empty when it is valid)."""
     found = sorted(_validator(name).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in found]
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    doc = dict(pairs)
-    if len(doc) != len(pairs):
-        dupes = sorted({k for k, _ in pairs if sum(k == other for other, _ in pairs) > 1})
-        raise ValueError(f"duplicate keys {dupes}")
-    return doc
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text} is too large for a JSON number")
-    return value
-
-
-def _safe_int(text: str) -> int:
-    value = int(text)
-    if abs(value) > _SAFE_INT:
-        raise ValueError(f"{text} is too large to be exact in JSON")
-    return value
-
-
-def parse_json(text: str) -> Any:
-    """Parse a document the way every store read does; raises ValueError for anything not I-JSON."""
-    doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
-                     parse_float=_finite, parse_int=_safe_int)
-    if "\\u" in text:  # only a \u escape can smuggle in a lone surrogate: UTF-8 text cannot hold one
-        try:
-            json.dumps(doc, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("a string holds an unpaired surrogate (\\ud800-\\udfff)") from None
-    return doc
 
 
 # ---- generating the files from the models ---------------------------------------------------

@@ -10,49 +10,26 @@ else keeps working.
 from __future__ import annotations
 
 import copy
-import json
-import os
 import re
-import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from . import evidence_files, index, schema
-from .errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput, problems
+from . import evidence_files, files, index, reindex
+from .errors import CorruptFile, GoalNotFound, InvalidInput, problems
+from .files import write_atomic
 from .models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Iteration, Model, TriageItem, now_iso
 
 M = TypeVar("M", bound=Model)
-T = TypeVar("T")
 
 _KINDS: dict[type[Model], tuple[str, re.Pattern[str]]] = {
     Goal: ("goals", GOAL_ID_RE),
     TriageItem: ("triage", TRIAGE_ID_RE),
 }
-LOCK_TIMEOUT = 30.0
-# A write's temp file lives for milliseconds; one this old was left by a killed writer.
-STALE_TEMP_SECONDS = 600
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+__all__ = ["Store", "write_atomic"]
 
 
 def _copy(item: M) -> M:
@@ -73,14 +50,7 @@ class Store:
     # ---- paths and plumbing -------------------------------------------------------------
 
     def _dir(self, name: str) -> Path:
-        path = self.root / name
-        if not path.is_dir():
-            # mkdir(parents=True) gives the parents the umask's mode: make the home 0700 ourselves
-            # when we are the ones creating it (an existing ~/.claude is the user's to keep).
-            if not self.root.is_dir():
-                self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            path.mkdir(exist_ok=True, mode=0o700)
-        return path
+        return files.folder(self.root, name)
 
     def path_for(self, kind: type[Model], item_id: str) -> Path:
         folder, pattern = _KINDS[kind]
@@ -94,46 +64,21 @@ class Store:
 
     @contextmanager
     def lock(self, path: Path) -> Iterator[None]:
-        try:
-            with FileLock(str(self._dir("locks") / f"{path.name}.lock"), timeout=LOCK_TIMEOUT, mode=0o600):
-                yield
-        except Timeout:
-            raise GoalConvergenceError(
-                f"{path.name} stayed locked by another goal-convergence process for {LOCK_TIMEOUT:g}s; "
-                f"wait for it to finish (see `ps`) and try again") from None
+        with files.lock(self.root, path):
+            yield
 
     def _write(self, path: Path, doc: dict) -> None:
-        # Not indented: Python's JSON encoder in C does not indent, and the one that does took half
-        # of a Stop hook's time for a goal with 1,000 iterations. `goal status --json` prints it indented.
-        write_atomic(path, (json.dumps(doc, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
-
-    def _quarantine(self, path: Path, reason: str) -> Path:
-        stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-        dest = self._dir("quarantine") / f"{path.name}.{stamp}"
-        os.replace(path, dest)
-        note = os.open(dest.with_name(dest.name + ".reason.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(note, "w", encoding="utf-8") as fh:
-            fh.write(f"{path}\n{reason}\n")
-        return dest
+        files.write_json(path, doc)
 
     def _parse(self, kind: type[M], path: Path, text: str) -> tuple[M, dict]:
         """The document as a model, and as the JSON it was validated from."""
-        doc = self._parse_json(path, text)
+        doc = files.parse_document(path, text)
         if kind is Goal:
             doc = evidence_files.hydrate(path, doc)
         try:
             return kind.from_doc(doc), doc  # type: ignore[return-value]
         except ValidationError as exc:
             raise CorruptFile(f"{path} is not a valid {kind.__name__}: {problems(exc)}") from None
-
-    @staticmethod
-    def _parse_json(path: Path, text: str) -> object:
-        try:
-            return schema.parse_json(text)
-        except RecursionError:  # `[` x 100,000: a file, not a bug of ours, so it is quarantined like any other
-            raise CorruptFile(f"{path} is not valid JSON (nested too deeply to read)") from None
-        except ValueError as exc:
-            raise CorruptFile(f"{path} is not valid JSON ({exc})") from None
 
     def _validated_doc(self, item: Model, read: dict | None = None) -> dict:
         doc = item.dump()
@@ -154,7 +99,8 @@ class Store:
         return self._read_with_doc(kind, path)[0]
 
     def _read_with_doc(self, kind: type[M], path: Path) -> tuple[M, dict]:
-        return self._read_as(path, lambda text: self._parse(kind, path, text), "goal" if kind is Goal else "triage item")
+        return files.read_as(self.root, path, lambda text: self._parse(kind, path, text),
+                             "goal" if kind is Goal else "triage item")
 
     def _stamps(self, path: Path, item: Model) -> list:
         """The stamps of the files ``item`` was read from: the goal file, and the side files of the
@@ -187,23 +133,6 @@ class Store:
             for n in compacted:
                 kept.history[n] = Iteration.from_doc(doc["history"][n])
         self._kept[path] = (self._stamps(path, kept), kept, doc)
-
-    def _read_as(self, path: Path, parse: Callable[[str], T], what: str) -> T:
-        try:
-            text = path.read_text(encoding="utf-8", errors="strict")
-        except FileNotFoundError:
-            raise GoalNotFound(f"no {what} {path.stem}; run `goal list --all` or `goal triage list` to see them") from None
-        except UnicodeDecodeError as exc:
-            text, reason = None, f"{path} is not UTF-8 ({exc.reason})"
-        if text is not None:
-            try:
-                return parse(text)
-            except CorruptFile as exc:
-                reason = str(exc)
-        dest = self._quarantine(path, reason)
-        error = CorruptFile(f"{reason}. It was moved to {dest}; restore it by hand or start a new goal.")
-        error.moved_to, error.reason = dest, reason
-        raise error
 
     # ---- generic documents --------------------------------------------------------------
 
@@ -292,14 +221,8 @@ class Store:
         # Each summary keeps the stamp of the file as it was read: a goal written since then no
         # longer matches its stamp, so readers see the index as stale instead of trusting old news.
         entries = {g.goal_id: index.summary(g.dump(), stamp) for g, stamp in found}
-        self._index_write(entries)
+        reindex.write(self.root, entries)
         return list(entries.values())
-
-    def _index_write(self, entries: dict[str, dict]) -> None:
-        ipath = index.index_path(self.root)
-        with self.lock(ipath):
-            self._write(ipath, {"goals": entries})
-        index.sync_bindings(self.root, entries)
 
     def summaries(self, refresh: bool = False) -> list[dict]:
         """Goal summaries from the index, brought up to date by re-reading only the goal files
@@ -307,49 +230,4 @@ class Store:
         for a full read that validates every goal file with the models."""
         if refresh:
             return self._index_rebuild(self._read_all(Goal))
-        self._dir("goals")
-        on_disk, temps = index.scan(self.root)
-        entries = index.cached(self.root)
-        stale = index.changed(entries, on_disk)
-        if not stale and entries.keys() == on_disk.keys():
-            if not index.sessions_dir(self.root).is_dir():
-                index.sync_bindings(self.root, entries)
-            return list(entries.values())
-        self._remove_temps(temps)
-        entries = {gid: e for gid, e in entries.items() if gid in on_disk}
-        for gid in stale:
-            entries.pop(gid, None)
-            found = self._summarise(gid)
-            if found is not None:
-                entries[gid] = found
-        self._index_write(entries)
-        return list(entries.values())
-
-    def _summarise(self, goal_id: str) -> dict | None:
-        """The summary of one goal file from its JSON alone (no models: a stale index at 10,000
-        goals must not cost 10,000 validations); a file that cannot give one is quarantined."""
-        path = self.root / "goals" / f"{goal_id}.json"
-
-        def parse(text: str) -> dict:
-            doc = self._parse_json(path, text)
-            try:
-                index.check(doc, goal_id)
-            except ValueError as exc:
-                raise CorruptFile(f"{path} is not a valid Goal: {exc}") from None
-            return doc  # type: ignore[return-value]
-
-        try:
-            with self.lock(path):
-                return index.summary(self._read_as(path, parse, "goal"), index.file_stamp(path))
-        except CorruptFile as exc:
-            self.quarantined.append((exc.moved_to, exc.reason))
-        except (GoalNotFound, FileNotFoundError):
-            pass  # removed since the folder was listed
-        return None
-
-    def _remove_temps(self, temps: list[tuple[str, int]]) -> None:
-        """Temp files of writes that were killed before their rename: nothing will ever read them."""
-        cutoff = time.time_ns() - STALE_TEMP_SECONDS * 10**9
-        for name, mtime in temps:
-            if mtime < cutoff:
-                (self.root / "goals" / name).unlink(missing_ok=True)
+        return reindex.summaries(self.root, self.quarantined)

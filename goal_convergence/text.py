@@ -9,6 +9,10 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def money(dollars: float) -> str:
+    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.2f}"
+
+
 def clip(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters; an ellipsis marks a cut."""
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,11 @@ def run_goal(cwd: Path, *args: str) -> subprocess.CompletedProcess:
         return subprocess.CompletedProcess(["goal", *args], code, out.getvalue().decode(), err.getvalue().decode())
     finally:
         os.chdir(before)
+
+
+def wait_until(done: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Wait for work a test cannot wait for otherwise (SessionEnd's, done by a child the hook does not wait for)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout:g} s"
+        time.sleep(0.05)

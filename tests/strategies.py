@@ -13,7 +13,7 @@ from pydantic.fields import FieldInfo
 
 from goal_convergence.models import Model
 
-MAX_INT = 2**53 - 1  # what a JSON document holds exactly (see schema.parse_json)
+MAX_INT = 2**53 - 1  # what a JSON document holds exactly (see files.parse_json)
 
 
 def _constraints(metadata: list[Any]) -> dict[str, Any]:

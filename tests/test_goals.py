@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals, render
+from goal_convergence import goals, listing, render
 from goal_convergence.errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput
 from goal_convergence.models import Goal, parse_iso
 
@@ -167,8 +167,8 @@ def test_list_goals_is_newest_first_and_hides_ended_goals(store, tmp_path):
     first, second = (goals.new_goal(store, spec(tmp_path, objective=o), T0 + timedelta(minutes=i))
                      for i, o in enumerate(["old", "new"]))
     goals.move(store, first.goal_id, "abandon")
-    assert [s["goalId"] for s in goals.list_goals(store)] == [second.goal_id]
-    listed = goals.list_goals(store, show_all=True)
+    assert [s["goalId"] for s in listing.goals(store.root, False, [])] == [second.goal_id]
+    listed = listing.goals(store.root, True, [])
     assert [s["goalId"] for s in listed] == [second.goal_id, first.goal_id]
     assert "stamp" not in listed[0] and listed[1]["state"] == "failed" and listed[1]["stopReason"] == "cancelled"
 

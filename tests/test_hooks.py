@@ -21,7 +21,7 @@ from goal_convergence import goals, index
 from goal_convergence.claude_code import hooks
 from goal_convergence.models import Goal, TriageItem
 from goal_convergence.store import Store
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_until
 
 LAUNCHER = REPO / "scripts" / "goal-launch.py"
 SONNET = "claude-sonnet-5"
@@ -119,6 +119,8 @@ def test_stop_meters_the_maker_from_the_transcript_and_keeps_the_offsets(project
     assert after.transcript_offsets == {str(transcript): len(assistant_line("msg_1")) * 2, str(sub): 0}
     assert after.maker.model == SONNET
     run_hook("session-end", {"session_id": "s-1", "transcript_path": str(transcript), "cwd": str(project)})
+    wait_until(lambda: load(goal.goal_id).transcript_offsets.get(str(transcript)) == transcript.stat().st_size,
+               "SessionEnd's child charges the transcript")
     ended = load(goal.goal_id)
     assert ended.spent.maker_dollars == pytest.approx((3000 + 1000 * 2 + 50 * 10 + 500 * 2) / 1e6)
     assert ended.transcript_offsets == {str(transcript): transcript.stat().st_size, str(sub): sub.stat().st_size}
@@ -146,6 +148,7 @@ def test_session_end_detaches_and_resume_restarts_the_clock(project):
     goal = make_goal(project)
     assert load(goal.goal_id).active_since is not None
     assert run_hook("session-end", {"session_id": "s-1", "cwd": str(project), "reason": "other"}) is None
+    wait_until(lambda: load(goal.goal_id).active_since is None, "SessionEnd's child stops the clock")
     detached = load(goal.goal_id)
     assert (detached.state, detached.session_id, detached.active_since) == ("active", "s-1", None)
     answer = run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "resume"})
@@ -523,6 +526,8 @@ def test_the_first_feedback_shows_the_makers_spend_so_far(project, tmp_path):
     transcript.write_text(user_line("go") + assistant_line("msg_1", inp=20000, out=2000))  # the turn's one message
     reason = hooks.feedback(run_hook("stop", stop_input(project, transcript=transcript)))
     run_hook("session-end", stop_input(project, transcript=transcript))  # the last read charges every message
+    wait_until(lambda: load(goal.goal_id).transcript_offsets.get(str(transcript)) == transcript.stat().st_size,
+               "SessionEnd's child charges the transcript")
     spent = load(goal.goal_id).spent
     assert spent.maker_dollars > 0.05
     assert f"spend ${spent.dollars:.4f}/" in reason

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import Field, ValidationError
 
-from goal_convergence import schema
+from goal_convergence import files, schema
 from goal_convergence.models import Goal, Model, TriageItem, Verdict
 from goal_convergence.models.base import Int
 from tests.strategies import models
@@ -70,7 +70,7 @@ def test_every_model_dump_validates_and_round_trips(cls, name, data):
     doc = item.dump()
     assert schema.errors(doc, name) == []
     assert cls.from_doc(doc) == item
-    assert cls.from_doc(schema.parse_json(json.dumps(doc))) == item
+    assert cls.from_doc(files.parse_json(json.dumps(doc))) == item
 
 
 # ---- documents one side rejects, the other rejects too (and the other way) --------------------
@@ -189,12 +189,12 @@ def test_both_reject_a_document_that_is_not_an_object(doc):
                                   '{"a": "\\ud800"}', '{"a": ["x\\udce9"]}', '{"\\udfff": 1}'])
 def test_documents_that_are_not_interoperable_json_are_refused(text):
     with pytest.raises(ValueError):
-        schema.parse_json(text)
+        files.parse_json(text)
 
 
 def test_ordinary_json_parses():
     text = '{"a": [1, 2.5, -3e2, "x", null, true], "b": {"c": 9007199254740991}, "d": "\\ud83d\\ude00 \\u00e9"}'
-    assert schema.parse_json(text) == {"a": [1, 2.5, -300.0, "x", None, True], "b": {"c": 9007199254740991},
+    assert files.parse_json(text) == {"a": [1, 2.5, -300.0, "x", None, True], "b": {"c": 9007199254740991},
                                        "d": "\U0001F600 \u00e9"}
 
 

@@ -87,19 +87,6 @@ def test_a_converged_goal_shows_no_last_hint(make_goal):
     assert "last hint: look at parse()" in render.status(goal.model_copy(update={"state": "active"}), T0)
 
 
-def test_the_goal_table(make_goal):
-    assert render.goal_table([]) == "no goals"
-    rows = [{"goalId": "goal-aaaaaaaa", "state": "active", "iterations": 2, "maxIterations": 15, "dollars": 0.5,
-             "objective": "first line\nsecond line"},
-            {"goalId": "goal-bbbbbbbb", "state": "paused", "iterations": 0, "maxIterations": None, "dollars": 12.0,
-             "objective": "x" * 100}]
-    header, first, second = render.goal_table(rows).splitlines()
-    assert header.split() == ["ID", "STATE", "ITER", "SPEND", "OBJECTIVE"]
-    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.5000", "first", "line", "second", "line"]
-    assert second.split() == ["goal-bbbbbbbb", "paused", "0/∞", "$12.00", "x" * 70]
-    assert first.index("first") == header.index("OBJECTIVE")  # the columns line up
-
-
 def test_the_triage_table_and_item():
     assert render.triage_table([]) == "the triage inbox is empty"
     stamp = now_iso(T0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import multiprocessing
 import os
@@ -10,9 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
-from goal_convergence import index, schema, store as store_module
+from goal_convergence import files, index
 from goal_convergence.errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
 from goal_convergence.models import Goal, TriageItem, now_iso
 from goal_convergence.store import Store
@@ -145,7 +145,7 @@ def test_concurrent_writers_lose_no_update_and_readers_never_see_half_a_file(sto
         p.start()
     reads = 0
     while any(p.is_alive() for p in procs):  # read without the lock: atomic renames alone must suffice
-        Goal.from_doc(schema.parse_json(path.read_text(encoding="utf-8")))
+        Goal.from_doc(files.parse_json(path.read_text(encoding="utf-8")))
         reads += 1
     for p in procs:
         p.join()
@@ -160,9 +160,9 @@ def test_concurrent_writers_lose_no_update_and_readers_never_see_half_a_file(sto
 
 def test_a_lock_held_too_long_is_a_clear_error(store, make_goal, monkeypatch):
     goal = store.create(make_goal())
-    monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.2)
-    held = FileLock(str(store.root / "locks" / f"{goal.goal_id}.json.lock"))
-    with held:
+    monkeypatch.setattr(files, "LOCK_TIMEOUT", 0.2)
+    with open(store.root / "locks" / f"{goal.goal_id}.json.lock", "rb") as held:  # as another process holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(GoalConvergenceError, match="locked by another goal-convergence process"):
             store.update(Goal, goal.goal_id, lambda g: None)
 

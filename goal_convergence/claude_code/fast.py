@@ -3,7 +3,8 @@
 Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
 module gives that answer on its own: it imports only the standard library and index.py (log.py
 and errors.py only on failure), so a Stop or SessionEnd costs a Python start and one stat of the
-session's binding file, and a SessionStart one read of the goal index. Anything
+session's binding file, and a SessionStart one read of the goal index; when the index is stale,
+reindex.py (standard library too) brings it up to date first. Anything
 that touches a goal is the slow path (hooks.py). The plugin's launcher imports this module straight
 from the plugin root, with ``python3 -S``, before it looks for the CLI.
 """
@@ -11,6 +12,8 @@ from the plugin root, with ``python3 -S``, before it looks for the CLI.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 from .. import index
 
@@ -40,9 +43,25 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
         if bound_here is not None:
             return None if bound_here else {}
     home = index.home()
-    summaries = index.read(home)
-    if summaries is None:
-        return None  # stale index: rebuilding it (and quarantining broken files) is slow-path work
+    moved: list[tuple[Path, str]] = []
+    summaries: list[dict[str, Any]] = []
+    if (home / "goals").is_dir():
+        # a stale index is brought up to date from the changed files' JSON, broken ones moved aside
+        from .. import reindex
+
+        summaries = reindex.summaries(home, moved)
+    found = _answer(event, payload, session_id, home, summaries)
+    if not moved:
+        return found
+    from .. import quarantine
+    from . import naming
+
+    told = quarantine.with_notice(found or {}, moved)  # logged, and told when this answer is the hook's
+    return None if found is None else naming.answer_in_session(told)
+
+
+def _answer(event: str, payload: dict[str, Any], session_id: str, home: Path,
+            summaries: list[dict[str, Any]]) -> dict[str, object] | None:
     if event != "session-start" and not index.sessions_dir(home).is_dir():
         index.sync_bindings(home, {s["goalId"]: s for s in summaries})  # a home from 0.1.0: next time, one open
     bound = index.bound_to_session(summaries, session_id)

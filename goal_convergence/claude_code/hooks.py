@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import budget, checkpoint, claim, config, engine, index, mask, render
+from .. import budget, checkpoint, claim, config, engine, index, mask, quarantine, render
 from ..errors import InvalidInput, problems
 from ..log import log_error
 from ..models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
@@ -56,16 +56,7 @@ def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
     answer = HANDLERS[event](store, hook_input, summaries)
-    return naming.answer_in_session(_with_quarantine_notice(answer, store))
-
-
-def _with_quarantine_notice(answer: dict[str, Any], store: Store) -> dict[str, Any]:
-    if not store.quarantined:
-        return answer
-    notes = [f"goal-convergence: moved a broken file aside to {path} ({reason}); `goal list` shows it until "
-             f"`goal triage dismiss {path.name}`" for path, reason in store.quarantined]
-    log_error("quarantine", "\n".join(notes))
-    return {**answer, "systemMessage": "\n".join(filter(None, [answer.get("systemMessage"), *notes]))}
+    return naming.answer_in_session(quarantine.with_notice(answer, store.quarantined))
 
 
 def bound_goal_id(summaries: Summaries, session_id: str) -> str | None:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import click
 
-from .. import conditions, goals, quarantine, render
+from .. import conditions, goals, listing, quarantine, render
 from ..errors import GoalConvergenceError, InvalidInput
 from ..index import OPEN_STATES, STATES, bound_to_session
 from ..models import GOAL_ID_RE, Goal
@@ -195,8 +195,8 @@ def _list(call: _Call) -> Reply:
     show_all = call.args == ["--all"]
     if call.args and not show_all:
         raise InvalidInput(f"`list` takes only --all (got {' '.join(call.args)})")
-    found = goals.list_goals(call.store, show_all)
-    listed = "\n\n".join(filter(None, [render.goal_table(found), quarantine.notice(call.store.root)]))
+    found = listing.goals(call.store.root, show_all, call.store.quarantined)
+    listed = "\n\n".join(filter(None, ["\n".join(listing.table(found)), quarantine.notice(call.store.root)]))
     return Reply(f"{listed}\n\nShow this list to the user; do not start work because of it.")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from goal_convergence import cost, goals
 from goal_convergence.store import Store
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_until
 
 from . import invariants as inv
 from .report import assert_clean
@@ -96,6 +96,9 @@ def test_racing_hooks_charge_the_transcript_once(git_repo, gc_home, tmp_path, ta
         last, write, payload = hook("session-end", PER_ROUND)  # the session ends: what a stop held back is charged now
         go(write, payload)
         answer(last, 120)
+        # SessionEnd's work is done by a child the hook does not wait for
+        wait_until(lambda: inv.goal_doc(gc_home, goal.goal_id)["transcriptOffsets"].get(str(transcript))
+                   == transcript.stat().st_size, "the last SessionEnd's charge", 120)
         doc = inv.goal_doc(gc_home, goal.goal_id)
         inv.check_ledger(doc)
         assert doc["state"] == "active", f"the goal ended during the race: {doc['state']} {doc.get('stopReason')}"

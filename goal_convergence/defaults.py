@@ -1,0 +1,5 @@
+"""Defaults of a new goal that the library and the CLI's flags share (the flags show them in `--help`,
+so this is imported whenever the CLI starts: nothing but constants)."""
+
+DEFAULT_ORACLE_MODEL = "claude-haiku-5-5"
+OTHER_ORACLE_MODELS = ("claude-sonnet-5-5", "claude-haiku-4-5")
