@@ -13,6 +13,7 @@ give the same value however long they took and wherever their temp files were.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 
@@ -129,18 +130,12 @@ class FailureScanner(LineScanner):
         generic: set[int] = set()  # lines read only for their words: they count while no specific one is kept
         if not self._generic_done():
             generic = set(Sieve.of(_GENERIC_KEYS).find(block.lower())[0]).difference(starts)
-        paths = set(paths).difference(starts)  # path lines no other key found
-        starts = sorted({*starts, *generic, *paths})
+        starts = sorted({*starts, *generic})
         pos = 0  # where the first line not read yet starts
         for start in starts:
-            if start < pos or start >= len(block):
+            if start < pos or start >= len(block) or start in generic and self._generic_done():
                 continue
-            if start in paths and (start not in generic or self._generic_done()):
-                # Nothing but an eslint finding reads it, and nothing depends on it being read now.
-                self._eslint_heading = block[start : line_end(block, start)][:_MAX_SCANNED_LINE]
-                continue
-            if start in generic and self._generic_done():
-                continue
+            self._hold_heading(block, paths, pos, start)
             if start > pos or self._last_line:  # the line before was not read: it may be ruff's code line
                 before = self._last_line if start == 0 else block[block.rfind(b"\n", 0, start - 1) + 1 : start - 1]
                 self._ruff_code = self._code(before) if b"-->" in block[start : line_end(block, start)] else None
@@ -151,9 +146,16 @@ class FailureScanner(LineScanner):
                 pos = start = end + 1
                 if pos >= len(block) or not (self._traceback_left or self._panic is not None):
                     break
+        self._hold_heading(block, paths, pos, len(block))
         last = block.rfind(b"\n", 0, len(block) - 1) + 1
         if pos <= last:
             self._last_line = block[last : line_end(block, last)][:_MAX_SCANNED_LINE]
+
+    def _hold_heading(self, block: bytes, paths: list[int], start: int, end: int) -> None:
+        """Hold the last path line among the lines from ``start`` to ``end``, none of them read: only an
+        eslint finding reads it, and a line not read changes nothing else."""
+        if (i := bisect.bisect_left(paths, end)) and paths[i - 1] >= start:
+            self._eslint_heading = block[paths[i - 1] : line_end(block, paths[i - 1])][:_MAX_SCANNED_LINE]
 
     def _generic_done(self) -> bool:
         return len(self._kept[_GENERIC]) >= MAX_LINES or any(self._kept[:_GENERIC])

@@ -178,23 +178,25 @@ class Sieve:
 
     def find(self, block: bytes) -> list[list[int]]:
         """For each member, in order, the starts of the lines of ``block`` it reads, in order."""
-        found: list[set[int]] = [set() for _ in range(self._size)]
         if not block or not self._size:
             return [[] for _ in range(self._size)]
-        hits = [(m.start() + 1, m.lastindex or 0) for m in self._after_newline.finditer(block)]
+        by_key: list[list[int]] = [[] for _ in self._owners]
+        for m in self._after_newline.finditer(block):
+            by_key[m.lastindex].append(m.start() + 1)  # type: ignore[index]
         if first := self._at_start.match(block):
-            hits.append((0, first.lastindex or 0))
-        for start, g in hits:
-            for k in self._owners[g]:
-                found[k].add(start)
-            for k in self._ask[g]:
-                if self._alone[k].match(block, start):
-                    found[k].add(start)
+            by_key[first.lastindex].append(0)  # type: ignore[index]
+        found: list[list[int]] = [[] for _ in range(self._size)]
+        for g, starts in enumerate(by_key):
+            if starts:
+                for k in self._owners[g]:
+                    found[k] += starts
+                for k in self._ask[g]:
+                    found[k] += [start for start in starts if self._alone[k].match(block, start)]
         for needle, members in self._needles.items():
-            for start in _lines_holding(block, needle):
-                for k in members:
-                    found[k].add(start)
+            starts = list(_lines_holding(block, needle))
+            for k in members:
+                found[k] += starts
         if rewritten := _rewritten_lines(block):
             for starts in found:
-                starts.update(rewritten)
-        return [sorted(starts) for starts in found]
+                starts += rewritten
+        return [sorted(set(starts)) for starts in found]
