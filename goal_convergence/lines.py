@@ -4,7 +4,7 @@ A pipe hands output over in reads that cut lines, and UTF-8 characters, at any b
 consumer of streamed output (the failure, coverage and census scanners) reads it through a
 ``LineReader``, so a line that straddles two reads is still one line and what a consumer finds
 does not depend on where the reads were cut. Scanners take lines in blocks, not one by one (a
-condition's output in blocks of a megabyte or more, ``LineScanners``): the ``Sieve`` of their keys
+condition's output in blocks of half a megabyte or more, ``LineScanners``): the ``Sieve`` of their keys
 finds the few lines worth reading in a block with a few passes in C (sieve.py), and they read those
 lines only.
 """
@@ -18,7 +18,9 @@ from .sieve import Keys, Sieve
 # The longest line kept whole. Every consumer cuts its lines far shorter, so a line cut here reads
 # the same as whole; memory stays bounded under output that never prints a newline.
 MAX_LINE = 1 << 16
-BLOCK = 1 << 20
+# The least a block of LineScanners holds (but the last): a pipe's read of a megabyte, less the line it cuts,
+# goes on alone, not joined to the next one.
+BLOCK = 1 << 19
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 

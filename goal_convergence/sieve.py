@@ -63,8 +63,17 @@ def _body(parts: dict[str, list[bytes]]) -> tuple[bytes, list[tuple[str, bytes]]
     groups: list[tuple[str, bytes]] = []
 
     def group(kind: str) -> bytes:
-        groups.extend((kind, key) for key in parts[kind])
-        return b"(?:" + b"|".join(key + b"()" for key in parts[kind]) + b")"
+        if kind != "after_word":
+            groups.extend((kind, key) for key in parts[kind])
+            return b"(?:" + b"|".join(key + b"()" for key in parts[kind]) + b")"
+        # Most lines' first word is followed by a space: the keys after a colon are tested once for all.
+        alternatives = []
+        for first in (b":", b" "):
+            keys = [key for key in parts[kind] if key[:1] == first]
+            groups.extend((kind, key) for key in keys)
+            if keys:
+                alternatives.append(first + b"(?:" + b"|".join(key[1:] + b"()" for key in keys) + b")")
+        return b"(?:" + b"|".join(alternatives) + b")"
 
     branches = []
     # Each branch but the last begins with a one-byte class, which the engine tests before entering it:
@@ -152,6 +161,8 @@ class Sieve:
                 for key in getattr(keys, kind):
                     if re.compile(key).groups:
                         raise ValueError(f"a key has no capturing group: {key!r}")
+                    if kind == "after_word" and key[:1] not in (b":", b" "):
+                        raise ValueError(f"a key after the first word begins with a colon or a space: {key!r}")
                     if (kind, key) not in owners:
                         owners[kind, key] = set()
                         parts[kind].append(key)
