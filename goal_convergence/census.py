@@ -41,7 +41,8 @@ _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a 
 _MARKS = tuple(mark.encode() for mark in "✓✕×○✎↓√❯")
 _KEYS = Keys(
     starts=(b"PASS", b"FAIL", b"ERROR", b"XFAIL", b"XPASS", rb"\[gw", b"Ran ", b"test ", b"Running ", b"Doc-tests ",
-            b"=== RUN", b"--- ", b"ok  \t", rb"\?   \t", b"Tests", b"no tests ran", b"=+" + SPACE + b"*no tests ran", *_MARKS),
+            b"=== RUN", b"--- ", b"ok  \t", rb"\?   \t", b"Tests", b"no tests ran", b"=+" + SPACE + b"*no tests ran",
+            *_MARKS),
     indented=(b"PASS", b"FAIL", b"Tests", b"Running ", b"Doc-tests ", b"=== RUN", b"--- ", b"no tests ran", *_MARKS),
     counted=(b"[a-z]",),  # pytest's "3 passed in 0.1s"
     after_word=(b"::", rb" \("))  # a pytest id; unittest's "test_x (module.Case) ... ok"

@@ -38,10 +38,10 @@ _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 # " --> " line, which holds one, and is looked at then. Keys are case-sensitive, as the rules are.
 _MARKS = tuple(mark.encode() for mark in "✕×●✖")
 _KEYS = Keys(
-    starts=(b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error[:\[]", b"E" + SPACE, b"panic: ", b"Expected:", b"Received:",
-            b"!", b"Test", b"Found ", rb"Traceback \(", b"thread '", b"-->", *_MARKS),
-    indented=(rb"Traceback \(", b"-->", b"--- FAIL", b"FAIL", *_MARKS, "→".encode(), b"Expected:", b"Received:", b"Test",
-              rb"[^ \t\n\r\x0b\x0c:]*+:(?<=rror:|tion:) ", NONSPACE + rb"*_test\.go:", DIGIT + b"+:"),
+    starts=(b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error[:\[]", b"E" + SPACE, b"panic: ", b"Expected:",
+            b"Received:", b"!", b"Test", b"Found ", rb"Traceback \(", b"thread '", b"-->", *_MARKS),
+    indented=(rb"Traceback \(", b"-->", b"--- FAIL", b"FAIL", *_MARKS, "→".encode(), b"Expected:", b"Received:",
+              b"Test", rb"[^ \t\n\r\x0b\x0c:]*+:(?<=rror:|tion:) ", NONSPACE + rb"*_test\.go:", DIGIT + b"+:"),
     counted=(b"failed", b"error", WORD + b"+, "),
     # A thrown error's "Name: ", ruff's "path:1:2: E501", mypy's and compilers' "path:1: error: ".
     after_word=(b":(?<=rror:|tion:) ", b":(?:" + NONSPACE + b"*:)?" + DIGIT + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT

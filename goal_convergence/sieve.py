@@ -29,7 +29,8 @@ WORD = rb"[A-Za-z0-9_\x80-\xff]"
 NONSPACE = rb"[^ \t\n\r\x0b\x0c]"
 SPACE = rb"[ \t\x0b\x0c\x1c-\x1f\xc2\xe1\xe2\xe3]"  # the first byte of each whitespace character
 # Exactly the whitespace characters but the line ends (what str.isspace takes), so it can be possessive.
-WHITESPACE = rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)"
+WHITESPACE = (rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
+              rb"|\xe3\x80\x80)")
 # A line's first word: its bytes up to whitespace or a colon. Possessive: what follows it is one of those.
 _WORD_RUN = rb"[^ \t\n\r\x0b\x0c:]*+"
 # The bytes a regular expression gives a meaning to, which cannot open a key that shares the gate.
