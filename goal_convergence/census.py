@@ -16,8 +16,9 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from .lines import Keys, LineScanner, decode_line, line_end
+from .lines import LineScanner, decode_line, line_end
 from .models import Census, TestOutcome
+from .sieve import SPACE, Keys
 
 JUNIT_FILE = "pytest-junit.xml"
 
@@ -35,15 +36,16 @@ _WORDS = {word: key for key, words in {
 _SAYS = {"pytest": "skipped xfailed deselected", "unittest": "skipped xfailed", "cargo": "skipped deselected"}
 _MAX_LINE, _JEST_LINES = 4096, 2000  # jest: how long its describe headings are looked for without a test
 _MAX_MEMO, _MEMO_LINE = 10_000, 256  # a flood of one verbose test line costs a set lookup a line
-# A line that holds none of these keys matches no rule below: lines without one are never split out
-# of their block, unless every line counts (``_busy``). Case-sensitive, as the rules are; NUL, ESC and
-# CR are keys because decoding removes them. unittest's "Ran N tests in 0.1s" and pytest's "no tests
-# ran in 0.1s" are found by the pattern; go's "ok  \tpkg" behind its tab.
-_KEYS = Keys((b"PASS", b"FAIL", b"ERROR", b"SKIP", b" ... ", b"Running ", b"Doc-tests ", b"=== RUN",
-              b"--- ", b"test result: ", b"Tests", b"\r", b"\x1b", b"\x00"),
-             (rb" in \d+(?:\.\d+)?s",),
-             ((b"\xe2", (b"\xe2\x9c", "↓".encode(), "√".encode(), "❯".encode(), "○".encode())),
-              (b"\xc3", ("×".encode(),)), (b"\t", (b"  \t",))))
+# The lines the rules below can match (sieve.py): unless every line counts (``_busy``), no other is read.
+# Case-sensitive, as the rules are.
+_MARKS = tuple(mark.encode() for mark in "✓✕×○✎↓√❯")
+_KEYS = Keys(
+    starts=(b"PASS", b"FAIL", b"ERROR", b"XFAIL", b"XPASS", rb"\[gw", b"Ran ", b"test ", b"Running ", b"Doc-tests ",
+            b"=== RUN", b"--- ", b"ok  \t", rb"\?   \t", b"Tests", b"no tests ran", b"=+" + SPACE + b"*no tests ran",
+            *_MARKS),
+    indented=(b"PASS", b"FAIL", b"Tests", b"Running ", b"Doc-tests ", b"=== RUN", b"--- ", b"no tests ran", *_MARKS),
+    counted=(b"[a-z]",),  # pytest's "3 passed in 0.1s"
+    after_word=(b"::", rb" \("))  # a pytest id; unittest's "test_x (module.Case) ... ok"
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"
@@ -113,7 +115,7 @@ class CensusScanner(LineScanner):
     """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__((_KEYS,))
         self._sums: dict[str, Counter[str]] = {}
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
         self._memo: set[bytes] = set()
@@ -128,11 +130,11 @@ class CensusScanner(LineScanner):
     def _busy(self) -> bool:
         return self._ran is not None or self._jest_left > 0
 
-    def _scan(self, block: bytes) -> None:
+    def _scan(self, block: bytes, found: list[list[int]]) -> None:
         """Read the lines of a block (the last may lack its newline at the end of the output) that
         hold a key, and every line while every line counts."""
         pos = 0  # where the first line not read yet starts
-        for start in ([0] if self._busy() else []) + _KEYS.starts(block):
+        for start in ([0] if self._busy() else []) + found[0]:
             if start < pos or start >= len(block):
                 continue
             while True:

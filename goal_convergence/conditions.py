@@ -73,7 +73,9 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     except InvalidInput as e:
         return [evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))]
     failures, tests = FailureScanner(), census.CensusScanner()
-    capture = Capture([LineScanners([failures, tests] + ([coverage] if coverage is not None else []))])
+    # The failure scanner last: its last keys (path lines, a warning's heading in most outputs) are then
+    # the last tried, and a line they find is asked of no other scanner (sieve.Sieve).
+    capture = Capture([LineScanners([tests] + ([coverage] if coverage is not None else []) + [failures])])
     # pytest writes its JUnit XML here (census.runner_env), in a folder of this run's own.
     try:
         folder: Path | None = Path(tempfile.mkdtemp(prefix="goal-census-"))

@@ -19,7 +19,8 @@ import re
 from collections import deque
 
 from .errors import InvalidInput
-from .lines import LineScanner, decode_line
+from .lines import LineScanner, decode_line, line_end
+from .sieve import Keys
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GO_TOTAL = re.compile(r"^total:\s+\(statements\)\s+(\d+(?:\.\d+)?)%", re.M)
@@ -37,9 +38,9 @@ _GO_PACKAGE = re.compile(r"coverage: (\d+(?:\.\d+)?)% of statements")
 _WANTED = re.compile(
     r"coverage|covered|^total:|^\s*lines\.*:|^TOTAL\s|^Filename\s+Regions\s|\|\s*% Stmts|^\s*All files\s*\|"
 )
-# A block of output without any of these holds none of those lines: every figure line has a "%",
-# bar Istanbul's "All files" row and cargo-llvm-cov's header, and either may come in a read of its own.
-_BLOCK_HINTS = (b"%", b"All files", b"Regions")
+# The lines ``_WANTED`` can match (sieve.py).
+_KEYS = Keys(starts=(b"total:", b"lines", b"TOTAL", b"Filename", b"All files"), indented=(b"lines", b"All files"),
+             anywhere=(b"cover", b"% Stmts"))
 
 
 def compile_regex(regex: str) -> re.Pattern[str]:
@@ -132,18 +133,20 @@ class CoverageLines(LineScanner):
     _MAX = 500
 
     def __init__(self, regex: str | None = None) -> None:
-        super().__init__()
+        # A regex of the user's own has no keys: every line is matched against it.
+        super().__init__(() if regex else (_KEYS,))
         self._wanted = compile_regex(regex) if regex else _WANTED
         self._lines: deque[str] = deque(maxlen=self._MAX)
         # Go prints one figure a package, maybe thousands; only the lowest counts.
         self._lowest_go: tuple[float, str] | None = None
 
-    def _scan(self, block: bytes) -> None:
-        if not block or self._wanted is _WANTED and not any(h in block for h in _BLOCK_HINTS):
-            return
-        lines = block.split(b"\n")
-        if block.endswith(b"\n"):
-            lines.pop()  # what follows the block's last newline: nothing
+    def _scan(self, block: bytes, found: list[list[int]]) -> None:
+        if self.keys:
+            lines = [block[start : line_end(block, start)] for start in found[0]]
+        else:
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()  # what follows the block's last newline: nothing
         for raw in lines:
             line = decode_line(raw[:4096])
             if not self._wanted.search(line):

@@ -13,10 +13,12 @@ give the same value however long they took and wherever their temp files were.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 
-from .lines import Keys, LineScanner, decode_line, line_end
+from .lines import LineScanner, decode_line, line_end
+from .sieve import DIGIT, NONSPACE, SPACE, WHITESPACE, WORD, Keys, Sieve
 
 MAX_LINES = 60
 # Failing test ids are what the maker and the oracle need most, and they are short: keep every one
@@ -32,19 +34,24 @@ _MAX_TRACEBACK_LINES = 200
 
 _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 
-# A line that holds none of these keys matches no rule below (the ruff code line aside: it counts
-# only before a " --> " line, which holds one): lines without one are never split out of their block.
-# Keys are case-sensitive, as the rules are; NUL, ESC and CR are keys because decoding removes them.
-# A key may find more lines than its rule takes (": E501" for ruff's "a.py:1:2: E501"): a line read
-# that matches no rule changes nothing, and a pattern with a literal start is a faster pass.
-_KEYS = Keys((b"FAIL", b"ERROR", b"Exception: ", b"Traceback (most", b"-->", b"_test.go:", b"Expected:",
-              b"Received:", b"Found ", b"\r", b"\x1b", b"\x00"),
-             (rb"\n(?:E\s|/|[ \t]+\d+:\d+[ \t]+(?:error|warning)|[^\w\n]*\d+ (?:failed|error|\w+, ))",
-              rb": [A-Z]+\d", rb"rror(?:: |\[| TS)", rb"panic(?:ked at|: )", rb"Test[^\n]*\d failed"),
-             ((b"\xe2", ("✕".encode(), "✖".encode(), "●".encode(), "→".encode())), (b"\xc3", ("×".encode(),)),
-              (b"!", (b"Interrupted: ",))))
+# The lines the rules below can match (sieve.py); the ruff code line aside: it counts only before a
+# " --> " line, which holds one, and is looked at then. Keys are case-sensitive, as the rules are.
+_MARKS = tuple(mark.encode() for mark in "✕×●✖")
+_KEYS = Keys(
+    starts=(b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error[:\[]", b"E" + SPACE, b"panic: ", b"Expected:",
+            b"Received:", b"!", b"Test", b"Found ", rb"Traceback \(", b"thread '", b"-->", *_MARKS),
+    indented=(rb"Traceback \(", b"-->", b"--- FAIL", b"FAIL", *_MARKS, "→".encode(), b"Expected:", b"Received:",
+              b"Test", rb"[^ \t\n\r\x0b\x0c:]*+:(?<=rror:|tion:) ", NONSPACE + rb"*_test\.go:", DIGIT + b"+:"),
+    counted=(b"failed", b"error", WORD + b"+, "),
+    # A thrown error's "Name: ", ruff's "path:1:2: E501", mypy's and compilers' "path:1: error: ".
+    after_word=(b":(?<=rror:|tion:) ", b":(?:" + NONSPACE + b"*:)?" + DIGIT + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT
+                + b"|(?::" + DIGIT + b"+)?: (?:error|fatal))"),
+    anywhere=(b"rror TS",))  # tsc, wherever its file name's spaces put it
+# eslint's heading: a line that is a path (the last rule). Many outputs print paths that are no heading
+# (warnings): a path line no other key found is only held, and read if an eslint finding comes after it.
+_PATHS = Keys(starts=(b"/(?!" + WHITESPACE + b")" + NONSPACE,))
 # The words of a generic line (lowercased), looked for only until enough generic lines are kept.
-_GENERIC_KEYS = Keys((b"error", b"fail", b"assert", b"exception", b"traceback", b"panic"))
+_GENERIC_KEYS = (Keys(anywhere=(b"error", b"fail", b"assert", b"exception", b"traceback", b"panic")),)
 
 # Every line is matched once against all the rules below (one alternation: the first that
 # matches wins, so order matters). The named rules carry state from line to line; "k<kind>_<n>"
@@ -104,7 +111,7 @@ class FailureScanner(LineScanner):
     _MAX_MEMO = 10_000
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__((_KEYS, _PATHS))
         self._kept: list[list[str]] = [[] for _ in range(4)]
         self._seen: set[tuple[int, str]] = set()
         self._memo: set[bytes] = set()
@@ -112,22 +119,23 @@ class FailureScanner(LineScanner):
         self._panic: str | None = None
         self._ruff_code: str | None = None
         self._eslint_file: str | None = None
+        self._eslint_heading = b""  # the last path line, held: the eslint file once a finding comes
         self._last_line = b""
 
-    def _scan(self, block: bytes) -> None:
+    def _scan(self, block: bytes, found: list[list[int]]) -> None:
         """Read the lines of a block (the last may lack its newline at the end of the output) that
         hold a key, and those after them while a traceback or a panic is being read."""
-        if not block:
-            return
-        starts = ([0] if self._traceback_left or self._panic is not None else []) + _KEYS.starts(block)
+        keyed, paths = found
+        starts = ([0] if self._traceback_left or self._panic is not None else []) + keyed
         generic: set[int] = set()  # lines read only for their words: they count while no specific one is kept
         if not self._generic_done():
-            generic = set(_GENERIC_KEYS.starts(block.lower())).difference(starts)
-            starts = sorted({*starts, *generic})
+            generic = set(Sieve.of(_GENERIC_KEYS).find(block.lower())[0]).difference(starts)
+        starts = sorted({*starts, *generic})
         pos = 0  # where the first line not read yet starts
         for start in starts:
             if start < pos or start >= len(block) or start in generic and self._generic_done():
                 continue
+            self._hold_heading(block, paths, pos, start)
             if start > pos or self._last_line:  # the line before was not read: it may be ruff's code line
                 before = self._last_line if start == 0 else block[block.rfind(b"\n", 0, start - 1) + 1 : start - 1]
                 self._ruff_code = self._code(before) if b"-->" in block[start : line_end(block, start)] else None
@@ -138,9 +146,16 @@ class FailureScanner(LineScanner):
                 pos = start = end + 1
                 if pos >= len(block) or not (self._traceback_left or self._panic is not None):
                     break
+        self._hold_heading(block, paths, pos, len(block))
         last = block.rfind(b"\n", 0, len(block) - 1) + 1
         if pos <= last:
             self._last_line = block[last : line_end(block, last)][:_MAX_SCANNED_LINE]
+
+    def _hold_heading(self, block: bytes, paths: list[int], start: int, end: int) -> None:
+        """Hold the last path line among the lines from ``start`` to ``end``, none of them read: only an
+        eslint finding reads it, and a line not read changes nothing else."""
+        if (i := bisect.bisect_left(paths, end)) and paths[i - 1] >= start:
+            self._eslint_heading = block[paths[i - 1] : line_end(block, paths[i - 1])][:_MAX_SCANNED_LINE]
 
     def _generic_done(self) -> bool:
         return len(self._kept[_GENERIC]) >= MAX_LINES or any(self._kept[:_GENERIC])
@@ -199,6 +214,8 @@ class FailureScanner(LineScanner):
         elif rule == "ruff":
             self._ruff_code = f"{m.group('code')} {m.group('message')}"  # type: ignore[union-attr]
         elif rule == "eslint":
+            if self._eslint_heading:
+                self._eslint_file, self._eslint_heading = decode_line(self._eslint_heading), b""
             where = f"{self._eslint_file}:{m.group('pos')}" if self._eslint_file else m.group("pos")  # type: ignore[union-attr]
             self._keep(_ID, f"{where}: {m.group('severity')} {m.group('finding')}")  # type: ignore[union-attr]
         elif rule and rule.startswith("k"):
@@ -206,7 +223,7 @@ class FailureScanner(LineScanner):
             return True
         else:
             if rule == "path":
-                self._eslint_file = line
+                self._eslint_file, self._eslint_heading = line, b""
             if _GENERIC_WORDS.search(line) and not _ZERO_COUNT.search(line):
                 self._keep(_GENERIC, line)
             return rule is None

@@ -3,20 +3,24 @@
 A pipe hands output over in reads that cut lines, and UTF-8 characters, at any byte. Every
 consumer of streamed output (the failure, coverage and census scanners) reads it through a
 ``LineReader``, so a line that straddles two reads is still one line and what a consumer finds
-does not depend on where the reads were cut. Lines are handed on in blocks, not one by one: a
-scanner finds the few lines worth reading in a block with ``Keys`` (fast passes over the whole
-block in C) and reads those lines only, so a gigabyte of ordinary output costs a few passes, not a
-Python step a line.
+does not depend on where the reads were cut. Scanners take lines in blocks, not one by one (a
+condition's output in blocks of half a megabyte or more, ``LineScanners``): the ``Sieve`` of their keys
+finds the few lines worth reading in a block with a few passes in C (sieve.py), and they read those
+lines only.
 """
 
 from __future__ import annotations
 
 import re
-import threading
+
+from .sieve import Keys, Sieve
 
 # The longest line kept whole. Every consumer cuts its lines far shorter, so a line cut here reads
 # the same as whole; memory stays bounded under output that never prints a newline.
 MAX_LINE = 1 << 16
+# The least a block of LineScanners holds (but the last): a pipe's read of a megabyte, less the line it cuts,
+# goes on alone, not joined to the next one.
+BLOCK = 1 << 19
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 
@@ -25,15 +29,19 @@ class LineReader:
     """Turns reads of any size, cut anywhere, into blocks of whole lines.
 
     A line longer than ``max_line`` bytes keeps its first ``max_line``; the rest of it, up to its
-    newline, is dropped. None keeps every line whole (a reader that counts byte offsets)."""
+    newline, is dropped. None keeps every line whole (a reader that counts byte offsets). Whole lines
+    are held back until they make ``min_block`` bytes or more, or the output ends."""
 
-    def __init__(self, max_line: int | None = MAX_LINE) -> None:
-        self._max = max_line
+    def __init__(self, max_line: int | None = MAX_LINE, min_block: int = 0) -> None:
+        self._max, self._min = max_line, min_block
         self._carry = b""  # the unfinished last line
         self._dropping = False  # the unfinished line is already cut: drop until its newline
+        self._held: list[bytes] = []  # whole lines not handed on yet (min_block)
+        self._held_bytes = 0
 
     def feed(self, chunk: bytes) -> bytes:
-        """The lines that ``chunk`` completes, each with its newline; b"" when it completes none."""
+        """The lines that ``chunk`` completes, each with its newline, after those held back; b"" while
+        there are none to hand on."""
         cut = chunk.rfind(b"\n") + 1
         if not cut:
             self._hold(chunk)
@@ -47,12 +55,20 @@ class LineReader:
             block = chunk[start:cut]
         if cut < len(chunk):
             self._hold(chunk[cut:])
+        if self._min:
+            self._held.append(block)
+            self._held_bytes += len(block)
+            if self._held_bytes < self._min:
+                return b""
+            block = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+            self._held, self._held_bytes = [], 0
         return block
 
     def flush(self) -> bytes:
-        """The output's last line when it does not end with a newline (b"" otherwise); the reader
-        is then empty, as new."""
-        last, self._carry, self._dropping = self._carry, b"", False
+        """The lines held back and the output's last line, which may not end with a newline (b"" when
+        there is nothing); the reader is then empty, as new."""
+        last = b"".join([*self._held, self._carry])
+        self._carry, self._dropping, self._held, self._held_bytes = b"", False, [], 0
         return last
 
     def _hold(self, part: bytes) -> None:
@@ -63,119 +79,50 @@ class LineReader:
         self._carry += part
 
 
-# Bytes that ordinary output rarely holds: a tab, "!", control bytes a decoder removes and the lead
-# bytes of UTF-8 marks. One C pass over a block keeps only these (``bytes.translate``), so keys gated
-# behind them cost that pass together, not a pass each.
-_RARE = bytes([0, 9, 13, 27, ord("!"), *range(0xC0, 0x100)])
-_COMMON = bytes(b for b in range(256) if b not in _RARE)
-# Every scanner of one output is handed the same block (``LineScanners``): what one key was found to
-# hold there is kept for the block, so a key two scanners share costs one pass. Per thread, because
-# conditions run at once.
-_found = threading.local()
+class LineScanner:
+    """A consumer of streamed output that reads it as blocks of whole lines: ``feed`` it reads cut
+    anywhere, ``close`` it when the output ends; it implements ``_scan``, which is handed, for each
+    of its ``keys``, the starts of the lines of the block they find."""
+
+    def __init__(self, keys: tuple[Keys, ...] = (), *, min_block: int = 0) -> None:
+        self.keys = keys
+        self._sieve = Sieve.of(keys)
+        self._reader = LineReader(min_block=min_block)
+
+    def feed(self, chunk: bytes) -> None:
+        if block := self._reader.feed(chunk):
+            self._scan(block, self._sieve.find(block))
+
+    def close(self) -> None:
+        """The output has ended: read its last line if it had no newline."""
+        if block := self._reader.flush():
+            self._scan(block, self._sieve.find(block))
+
+    def _scan(self, block: bytes, found: list[list[int]]) -> None:
+        """Read a block of whole lines (the last may lack its newline at the end of the output)."""
+        raise NotImplementedError
 
 
-def _memo(block: bytes) -> dict[object, object]:
-    # Two blocks: a scanner also looks for words in the block lowercased, between the others' keys.
-    kept = _found.__dict__.setdefault("blocks", [])
-    for held, memo in kept:
-        if held is block:
-            return memo
-    memo: dict[object, object] = {}
-    kept[:] = [(block, memo), *kept[:1]]
-    return memo
+class LineScanners(LineScanner):
+    """Several scanners of one output fed through one reader: each block is cut once, and searched
+    once for the keys of them all. Blocks are of ``BLOCK`` bytes or more, so that what a block costs
+    (a few passes in C, a few Python steps) stays small beside what its bytes cost, however small the
+    reads come: what the scanners found is whole once the output is closed."""
 
+    def __init__(self, scanners: list[LineScanner]) -> None:
+        super().__init__(tuple(keys for scanner in scanners for keys in scanner.keys), min_block=BLOCK)
+        self._scanners = scanners
 
-class Keys:
-    """What makes a line worth reading: any of some byte strings, or a match of some byte patterns,
-    anywhere in it. A pattern may begin with a newline to look at line starts only (the block's first
-    line is matched as if a newline came before it)."""
-
-    def __init__(self, literals: tuple[bytes, ...], patterns: tuple[bytes, ...] = (),
-                 gated: tuple[tuple[bytes, tuple[bytes, ...]], ...] = ()) -> None:
-        # Each pass costs about a plain read of the block: keys that share a rare byte (the first of
-        # a UTF-8 mark) are looked for only in a block that holds it, a rare byte alone is its own gate.
-        rare = tuple((key, (key,)) for key in literals if len(key) == 1 and key in _RARE)
-        self._literals = tuple(key for key in literals if not (len(key) == 1 and key in _RARE))
-        self._patterns = [re.compile(p) for p in patterns]
-        self._gated = rare + gated
-        if any(len(gate) != 1 or gate not in _RARE for gate, _ in self._gated):
-            raise ValueError("a gate is one rare byte: a tab, \"!\", a control byte or a UTF-8 lead byte")
-
-    def starts(self, block: bytes) -> list[int]:
-        """Where the lines of ``block`` that hold a key start, in order."""
-        memo = _memo(block)
-        found: set[int] = set()
-        if self._gated:
-            if (rare := memo.get(_RARE)) is None:
-                rare = memo[_RARE] = block.translate(None, _COMMON)
-            for key in (key for gate, keys in self._gated if gate in rare for key in keys):  # type: ignore
-                found.update(_at(memo, key, lambda key=key: _literal(block, key)))
-        for key in self._literals:
-            found.update(_at(memo, key, lambda key=key: _literal(block, key)))
-        for pattern in self._patterns:
-            found.update(_at(memo, pattern, lambda pattern=pattern: _pattern(block, pattern)))
-        return sorted(found)
-
-
-def _at(memo: dict[object, object], key: object, find) -> list[int]:  # type: ignore[no-untyped-def]
-    if (starts := memo.get(key)) is None:
-        starts = memo[key] = find()
-    return starts  # type: ignore[return-value]
-
-
-def _literal(block: bytes, key: bytes) -> list[int]:
-    starts = []
-    at = block.find(key)
-    while at >= 0:
-        starts.append(block.rfind(b"\n", 0, at) + 1)
-        end = block.find(b"\n", at)  # the rest of this line is read anyway
-        at = block.find(key, end) if end >= 0 else -1
-    return starts
-
-
-def _pattern(block: bytes, pattern: re.Pattern[bytes]) -> list[int]:
-    starts = [block.rfind(b"\n", 0, m.end() - 1) + 1 for m in pattern.finditer(block)]
-    if pattern.match(b"\n" + block[: line_end(block, 0)]):
-        starts.append(0)
-    return starts
+    def _scan(self, block: bytes, found: list[list[int]]) -> None:
+        for scanner in self._scanners:
+            scanner._scan(block, found[: len(scanner.keys)])
+            found = found[len(scanner.keys) :]
 
 
 def line_end(block: bytes, start: int) -> int:
     """Where the line that starts at ``start`` ends: its newline, or the block's end."""
     end = block.find(b"\n", start)
     return len(block) if end < 0 else end
-
-
-class LineScanner:
-    """A consumer of streamed output that reads it as blocks of whole lines: ``feed`` it reads cut
-    anywhere, ``close`` it when the output ends; it implements ``_scan``."""
-
-    def __init__(self) -> None:
-        self._reader = LineReader()
-
-    def feed(self, chunk: bytes) -> None:
-        self._scan(self._reader.feed(chunk))
-
-    def close(self) -> None:
-        """The output has ended: read its last line if it had no newline."""
-        self._scan(self._reader.flush())
-
-    def _scan(self, block: bytes) -> None:
-        """Read a block of whole lines (the last may lack its newline at the end of the output)."""
-        raise NotImplementedError
-
-
-class LineScanners(LineScanner):
-    """Several scanners of one output fed through one reader: each block is cut once, and the keys
-    they share are looked for once (``Keys``)."""
-
-    def __init__(self, scanners: list[LineScanner]) -> None:
-        super().__init__()
-        self._scanners = scanners
-
-    def _scan(self, block: bytes) -> None:
-        for scanner in self._scanners:
-            scanner._scan(block)
 
 
 def decode_line(raw: bytes) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from goal_convergence.census import CensusScanner
 from goal_convergence.extract import FailureScanner
-from goal_convergence.lines import MAX_LINE, Keys, LineReader, LineScanners, decode_line, decode_output
+from goal_convergence.lines import MAX_LINE, LineReader, LineScanners, decode_line, decode_output
+from goal_convergence.sieve import Keys, Sieve
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -122,10 +123,11 @@ def test_scanners_sharing_one_reader_find_what_each_finds_alone(name):
         assert _scanned(data, True, cut) == _scanned(data, False, cut)
 
 
-def test_keys_of_rare_bytes_are_found_behind_one_gate():
-    keys = Keys((b"FAIL", b"\r", b"\x00"), gated=((b"\xe2", ("✕".encode(),)),))
-    block = b"ok\nbar\r50%\rdone\nFAIL x\nplain\n\xe2\x9c\x95 t\nnul\x00\n"
-    assert keys.starts(block) == [3, 16, 29, 35]
-    assert keys.starts(b"ok\nplain\n") == []
+def test_lines_decoding_rewrites_are_read_whatever_they_hold():
+    keys = Keys(starts=(b"FAIL",), anywhere=("✕".encode(),))
+    block = b"ok\nbar\r50%\rdone\nFAIL x\nplain\ncrlf\r\n\xe2\x9c\x95 t\nnul\x00\nesc\x1b[0m\n"
+    # A CR that ends its line (CRLF) is no rewrite: that line holds no key.
+    assert Sieve.of((keys,)).find(block) == [[3, 16, 35, 41, 46]]
+    assert Sieve.of((keys,)).find(b"ok\nplain\r\n") == [[]]
     with pytest.raises(ValueError):
-        Keys((b"x",), gated=((b"F", (b"FAIL",)),))  # a common byte would open the gate in every block
+        Sieve((Keys(starts=(b"[A-Z]AIL",)),))  # the start keys share one gate: their first bytes

@@ -1,0 +1,214 @@
+"""Which lines of a block of output the scanners read: found by a few passes in C over the whole block.
+
+A scanner's rules match one decoded line each, nearly all of them at the line's start. Its ``Keys``
+say which lines could match one of its rules: patterns at a line's start, after its leading
+whitespace, after a count at its start, right after its first word, and strings anywhere in it. A
+``Sieve`` compiles the keys of every scanner reading one output into one regular expression tried at
+each line's start (the regex engine walks from newline to newline in C, and a line that starts like
+no key is left after a test or two) and one fast search per string, then tells each scanner which
+lines are its own. A gigabyte of ordinary output costs a few passes, not a Python step a line.
+
+Keys are bytes and the rules match text (``lines.decode_line``), so each key finds at least the
+lines its rules match: its classes take every byte of a non-ASCII character (``DIGIT``, ``WORD``,
+``NONSPACE``, ``SPACE``), and a line holding a NUL, an escape or a carriage return that does not end
+it is read whatever it holds, since decoding changes it. A key may find more lines than its rule
+takes: a line read that matches no rule changes nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+# Superset classes, in bytes, of the text classes the rules use: a non-ASCII character is bytes >= 0x80.
+DIGIT = rb"[0-9\x80-\xff]"
+WORD = rb"[A-Za-z0-9_\x80-\xff]"
+NONSPACE = rb"[^ \t\n\r\x0b\x0c]"
+SPACE = rb"[ \t\x0b\x0c\x1c-\x1f\xc2\xe1\xe2\xe3]"  # the first byte of each whitespace character
+# Exactly the whitespace characters but the line ends (what str.isspace takes), so it can be possessive.
+WHITESPACE = (rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
+              rb"|\xe3\x80\x80)")
+# A line's first word: its bytes up to whitespace or a colon. Possessive: what follows it is one of those.
+_WORD_RUN = rb"[^ \t\n\r\x0b\x0c:]*+"
+# The bytes a regular expression gives a meaning to, which cannot open a key that shares the gate.
+_SPECIAL = frozenset(b"[](){}.*+?^$|\\")
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The lines one scanner reads. Each key is a regular expression in bytes, without capturing groups."""
+
+    starts: tuple[bytes, ...] = ()  # at the line's start; each begins with a literal byte (one gate for all)
+    indented: tuple[bytes, ...] = ()  # after the line's leading whitespace (one character or more)
+    counted: tuple[bytes, ...] = ()  # after a count at the line's start: non-word bytes, digits, a space
+    after_word: tuple[bytes, ...] = ()  # right after the line's first word (not empty); each begins with ":" or a space
+    anywhere: tuple[bytes, ...] = ()  # plain strings, anywhere in the line
+
+
+def _first_byte(key: bytes) -> int:
+    if key[:1] == b"\\" and key[1] in _SPECIAL:
+        return key[1]
+    if not key or key[0] in _SPECIAL or key[:1].isdigit():
+        raise ValueError(f"a start key begins with a literal byte other than a digit (a count is counted), "
+                         f"not {key[:1]!r}: {key!r}")
+    return key[0]
+
+
+def _body(parts: dict[str, list[bytes]]) -> tuple[bytes, list[tuple[str, bytes]]]:
+    """One alternation over the keys by kind, and the key each group stands for. Each key ends with an
+    empty group of its own, numbered in the order tried, that says which matched (at its end: the
+    engine skips a key whose first byte does not match only when the key begins with it)."""
+    groups: list[tuple[str, bytes]] = []
+
+    def group(kind: str) -> bytes:
+        if kind != "after_word":
+            groups.extend((kind, key) for key in parts[kind])
+            return b"(?:" + b"|".join(key + b"()" for key in parts[kind]) + b")"
+        # Most lines' first word is followed by a space: the keys after a colon are tested once for all.
+        alternatives = []
+        for first in (b":", b" "):
+            keys = [key for key in parts[kind] if key[:1] == first]
+            groups.extend((kind, key) for key in keys)
+            if keys:
+                alternatives.append(first + b"(?:" + b"|".join(key[1:] + b"()" for key in keys) + b")")
+        return b"(?:" + b"|".join(alternatives) + b")"
+
+    branches = []
+    # Each branch but the last begins with a one-byte class, which the engine tests before entering it:
+    # a line is walked into two branches at most. A line that starts with a digit takes the first only.
+    if parts["counted"] or parts["after_word"]:
+        branches.append(b"[0-9]" + DIGIT + b"*+(?:" + b"|".join(
+            ([b" " + group("counted")] if parts["counted"] else [])
+            + ([_WORD_RUN + group("after_word")] if parts["after_word"] else [])) + b")")
+    if parts["indented"]:
+        # The first byte alone, then what it starts must be whitespace.
+        branches.append(rb"[ \t\x0b\x0c\x1c-\x1f\xc2\xe1\xe2\xe3](?:(?<=[ \t\x0b\x0c\x1c-\x1f])|(?<=\xc2)[\x85\xa0]"
+                        rb"|(?<=\xe1)\x9a\x80|(?<=\xe2)(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)|(?<=\xe3)\x80\x80)"
+                        + WHITESPACE + b"*+" + group("indented"))
+    if parts["counted"]:
+        branches.append(b"[^A-Za-z0-9_\n][^A-Za-z0-9_\n]*" + DIGIT + b"+ " + group("counted"))
+    if parts["after_word"]:
+        branches.append(b"[^ \t\n\r\x0b\x0c:0-9]" + _WORD_RUN + group("after_word"))
+    if parts["starts"]:
+        gate = bytes(sorted({_first_byte(key) for key in parts["starts"]}))
+        branches.append(b"(?=[" + re.escape(gate) + b"])" + group("starts"))
+    return (b"(?:" + b"|".join(branches) + b")" if branches else b"(?!)"), groups
+
+
+_KINDS = ("indented", "counted", "after_word", "starts")
+
+
+def _line_start(block: bytes, at: int) -> int:
+    return block.rfind(b"\n", 0, at) + 1
+
+
+def _libc_memmem() -> Callable[..., int | None] | None:
+    # glibc's memmem is several times faster than bytes.find for the strings keys are made of.
+    try:
+        memmem = ctypes.CDLL(None).memmem
+    except (OSError, AttributeError):
+        return None
+    memmem.restype = ctypes.c_void_p
+    memmem.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
+    return memmem  # type: ignore[no-any-return]
+
+
+_MEMMEM = _libc_memmem()
+
+
+def _lines_holding(block: bytes, needle: bytes) -> Iterator[int]:
+    """The starts of the lines of ``block`` that hold ``needle``, in order."""
+    if _MEMMEM is None:
+        at = block.find(needle)
+        while at >= 0:
+            yield _line_start(block, at)
+            end = block.find(b"\n", at)
+            at = block.find(needle, end) if end >= 0 else -1
+        return
+    pointer = ctypes.c_char_p(block)  # the block's own bytes, not a copy; kept alive by ``pointer``
+    base = ctypes.cast(pointer, ctypes.c_void_p).value or 0
+    at, size = 0, len(block)
+    while (found := _MEMMEM(base + at, size - at, needle, len(needle))) is not None:
+        yield _line_start(block, found - base)
+        end = block.find(b"\n", found - base)
+        if end < 0:
+            return
+        at = end + 1
+
+
+_CR = re.compile(rb"\r(?!\n)")
+
+
+def _rewritten_lines(block: bytes) -> set[int]:
+    """The lines decoding rewrites: they hold a NUL, an escape, or a CR that does not end them."""
+    starts = {start for byte in (b"\x00", b"\x1b") if byte in block for start in _lines_holding(block, byte)}
+    if b"\r" in block:
+        starts.update(_line_start(block, m.start()) for m in _CR.finditer(block))
+    return starts
+
+
+class Sieve:
+    """The keys of the scanners of one output, compiled together: ``find`` gives each its lines."""
+
+    def __init__(self, members: tuple[Keys, ...]) -> None:
+        self._size = len(members)
+        parts: dict[str, list[bytes]] = {kind: [] for kind in _KINDS}
+        owners: dict[tuple[str, bytes], set[int]] = {}
+        for k, keys in enumerate(members):
+            for kind in _KINDS:
+                for key in getattr(keys, kind):
+                    if re.compile(key).groups:
+                        raise ValueError(f"a key has no capturing group: {key!r}")
+                    if kind == "after_word" and key[:1] not in (b":", b" "):
+                        raise ValueError(f"a key after the first word begins with a colon or a space: {key!r}")
+                    if (kind, key) not in owners:
+                        owners[kind, key] = set()
+                        parts[kind].append(key)
+                    owners[kind, key].add(k)
+        body, order = _body(parts)
+        self._at_start, self._after_newline = re.compile(body), re.compile(b"\n" + body)
+        # Group g is the g-th key tried: a line found by it matched no key tried before, so only the
+        # members with a key tried later may want it too, and are asked with their own keys.
+        self._owners = [frozenset()] + [frozenset(owners[item]) for item in order]
+        last = [max((g for g, item in enumerate(order, 1) if k in owners[item]), default=0) for k in range(self._size)]
+        self._ask = [()] + [tuple(k for k in range(self._size) if k not in self._owners[g] and last[k] > g)
+                            for g in range(1, len(order) + 1)]
+        self._alone = [re.compile(_body({kind: list(getattr(keys, kind)) for kind in _KINDS})[0]) for keys in members]
+        self._needles: dict[bytes, list[int]] = {}
+        for k, keys in enumerate(members):
+            for needle in keys.anywhere:
+                self._needles.setdefault(needle, []).append(k)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=64)
+    def of(members: tuple[Keys, ...]) -> Sieve:
+        """The sieve of these keys, compiled once."""
+        return Sieve(members)
+
+    def find(self, block: bytes) -> list[list[int]]:
+        """For each member, in order, the starts of the lines of ``block`` it reads, in order."""
+        if not block or not self._size:
+            return [[] for _ in range(self._size)]
+        by_key: list[list[int]] = [[] for _ in self._owners]
+        for m in self._after_newline.finditer(block):
+            by_key[m.lastindex].append(m.start() + 1)  # type: ignore[index]
+        if first := self._at_start.match(block):
+            by_key[first.lastindex].append(0)  # type: ignore[index]
+        found: list[list[int]] = [[] for _ in range(self._size)]
+        for g, starts in enumerate(by_key):
+            if starts:
+                for k in self._owners[g]:
+                    found[k] += starts
+                for k in self._ask[g]:
+                    found[k] += [start for start in starts if self._alone[k].match(block, start)]
+        for needle, members in self._needles.items():
+            starts = list(_lines_holding(block, needle))
+            for k in members:
+                found[k] += starts
+        if rewritten := _rewritten_lines(block):
+            for starts in found:
+                starts += rewritten
+        return [sorted(set(starts)) for starts in found]
