@@ -26,6 +26,7 @@ from pathlib import Path
 import click
 
 from . import conditions, config, demo, goals, heartbeat, makers, quarantine, render, runner, triage
+from .actions.commands import action_group
 from .claude_code import slash
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .index import OPEN_STATES
@@ -258,6 +259,9 @@ def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, oracle
     elif report.changed:
         click.echo(report.text())
     return report.exit_code
+
+
+cli.add_command(action_group)
 
 
 def main(argv: list[str] | None = None) -> int:
