@@ -28,9 +28,9 @@ FLAGS = {"test": "--test", "lint": "--lint", "build": "--build", "coverage": "--
 LISTS = {"checks": "--check", "protect": "--protect"}  # one item a line, each its own flag
 SWITCHES = {"tests-may-change": "--tests-may-change"}
 # The rest of what a goal (or a matrix item) may say; secrets (API key, token) are never among them.
-OTHER = ("objective", "working-directory", "maker", "maker-cmd", "claude-code-version", "pull-request", "branch",
-         "base", "home", "name")
-NAMES = (*OTHER, *FLAGS, *LISTS, *SWITCHES)
+OTHER = ("objective", "working-directory", "maker", "maker-cmd", "claude-code-version", "home", "name")
+PULL_REQUEST = ("pull-request", "branch", "base")  # read by the pull-request step, not the run step
+NAMES = (*OTHER, *PULL_REQUEST, *FLAGS, *LISTS, *SWITCHES)
 
 
 @click.command()
@@ -41,7 +41,7 @@ def _goal_new(**_options) -> None:
     """Only parses: the flags of `goal new`, the same declarations the CLI uses."""
 
 
-def _variable(name: str) -> str:
+def variable(name: str) -> str:
     return "GOAL_INPUT_" + name.upper().replace("-", "_")
 
 
@@ -73,8 +73,8 @@ class Inputs:
         """The step's inputs, the ``goal`` JSON object's keys winning over the plain inputs (a matrix item
         over the workflow's defaults)."""
         env = dict(os.environ if env is None else env)
-        values = {name: env.get(_variable(name), "") for name in NAMES}
-        raw = env.get(_variable("goal"), "").strip()
+        values = {name: env.get(variable(name), "") for name in NAMES}
+        raw = env.get(variable("goal"), "").strip()
         if raw:
             try:
                 item = json.loads(raw)
