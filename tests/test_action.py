@@ -132,7 +132,9 @@ def test_a_converging_goal_sets_the_outputs_the_summary_the_artifact_and_opens_a
 
 
 def test_an_escalating_goal_fails_the_job_with_its_stop_reason_and_keeps_its_ledger(action_path, workspace, runner_temp):
-    run = _runner(action_path, workspace, runner_temp).run({**GOAL, "maker-cmd": "true", "max-iterations": "2"})
+    objective = "make add() add, don't `break` it $(touch pwned); echo \"$HOME\"\nsecond line"
+    run = _runner(action_path, workspace, runner_temp).run({**GOAL, "objective": objective, "maker-cmd": "true",
+                                                            "max-iterations": "2"})
 
     out = run.outputs
     assert (out["met"], out["stop"], out["exit-code"]) == ("false", "ceiling", "4"), run.log()
@@ -142,6 +144,9 @@ def test_an_escalating_goal_fails_the_job_with_its_stop_reason_and_keeps_its_led
     assert f"### ❌ `{out['goal-id']}` ceiling" in run.summary
     assert "❌ fail: " in run.summary and "add(2, 3) is -1, not 5" in run.summary
     assert "Escalated (ceiling)" in run.summary
+    # The objective reached the goal as written: through the environment, never through a shell parse.
+    assert json.loads(Path(out["goal-file"]).read_text())["objective"] == objective
+    assert f"> {objective.replace(chr(10), ' ')}" in run.summary and not (workspace / "pwned").exists()
     assert "| 2 | 0/1 | stop: ceiling |" in run.summary
     kept = Path(run.uses("actions/upload-artifact").with_["path"])
     assert json.loads((kept / "ledger.json").read_text())["stop"] == "ceiling"
