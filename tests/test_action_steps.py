@@ -116,7 +116,7 @@ def test_the_fan_in_reads_every_ledger_and_keeps_each_row_in_its_cell(tmp_path, 
 
 
 def test_a_fan_in_with_no_ledger_says_so(tmp_path, github):
-    (tmp_path / "empty").mkdir()
-    assert run_goal(tmp_path, "action", "summary", str(tmp_path / "empty")).returncode == 0
-    assert "No goal ran" in github["GITHUB_STEP_SUMMARY"].read_text()
+    # No goal job ran (the plan found nothing): download-artifact made no folder at all.
+    assert run_goal(tmp_path, "action", "summary", str(tmp_path / "ledgers")).returncode == 0
+    assert "No goal ran: no ledger.json was found under" in github["GITHUB_STEP_SUMMARY"].read_text()
     assert parse_file_commands(github["GITHUB_OUTPUT"].read_text())["met"] == "false"

@@ -77,10 +77,10 @@ def read_ledgers(folder: Path) -> list[dict]:
     return sorted(found, key=lambda g: g["goalId"])
 
 
-def fleet_markdown(ledgers: list[dict]) -> str:
+def fleet_markdown(ledgers: list[dict], folder: Path) -> str:
     """The goals of a matrix in one table, then the totals."""
     if not ledgers:
-        return "### goal-convergence\n\nNo goal ran: no ledger was found in the artifacts."
+        return f"### goal-convergence\n\nNo goal ran: no {LEDGER_FILE} was found under `{folder}`."
     met = sum(bool(g["met"]) for g in ledgers)
     cost = sum(g.get("totalCostUsd") or 0 for g in ledgers)
     lines = [f"### goal-convergence: {met} of {len(ledgers)} goals met", "",
@@ -96,7 +96,7 @@ def fan_in_step(folder: Path) -> list[dict]:
     """The summary job: every run's ledger under ``folder`` in one job summary, and outputs saying how many met."""
     ledgers = read_ledgers(folder)
     met = sum(bool(g["met"]) for g in ledgers)
-    envfiles.add_summary(fleet_markdown(ledgers))
+    envfiles.add_summary(fleet_markdown(ledgers, folder))
     envfiles.set_outputs({"count": len(ledgers), "met-count": met, "met": "true" if ledgers and met == len(ledgers)
                           else "false", "total-cost-usd": round(sum(g.get("totalCostUsd") or 0 for g in ledgers), 6)})
     return ledgers
