@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import click
 
 from . import diff_command, index, rewind_command
+from .actions.commands import action_group
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .options import budget_options, given, goal_options, report_options, session_option, spec_from
 
@@ -341,6 +342,9 @@ def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, oracle
     elif report.changed:
         click.echo(report.text())
     return report.exit_code
+
+
+cli.add_command(action_group)
 
 
 def main(argv: list[str] | None = None) -> int:
