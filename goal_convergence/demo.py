@@ -18,7 +18,6 @@ import importlib.util
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -26,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import conditions, engine, goals, index, makers, render, runner
+from . import conditions, engine, git, goals, index, makers, render, runner
 from .errors import GoalConvergenceError, InvalidInput
 from .models import Goal
 from .store import Store
@@ -64,9 +63,7 @@ def run(folder: Path | None = None, *, keep: bool = False, echo: Callable[[str],
     folder = _fresh_folder(folder)
     project = folder / "project"
     shutil.copytree(DATA / "project", project, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    _git(project, "init", "-q")
-    _git(project, "add", "-A")
-    _git(project, *_GIT_ID, "commit", "-q", "-m", "the sample project, before the demo")
+    _commit_all(git.init_repo(project, "the demo's sample project"))
     home = index.home() if keep else folder / "home"
     echo(f"goal demo: a sample project with two bugs, a scripted maker, the conditions as judge\n"
          f"  project: {project} (a new git repository: `git diff` there shows what the maker changed)\n"
@@ -97,11 +94,12 @@ def _fresh_folder(folder: Path | None) -> Path:
     return folder
 
 
-def _git(project: Path, *args: str) -> None:
-    if not shutil.which("git"):
-        raise GoalConvergenceError("the demo makes a git repository of its sample project and needs git: install it "
-                          "(e.g. apt install git) and run `goal demo` again")
-    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+def _commit_all(repo: git.Repo) -> None:
+    for step, args in (("add", ["add", "-A"]),
+                       ("commit", [*_GIT_ID, "commit", "-q", "-m", "the sample project, before the demo"])):
+        done = repo.run(repo.top, *args)
+        if not done.ok:
+            raise GoalConvergenceError(f"`git {step}` in {repo.top} failed ({done.err.strip()}); run `goal demo` again")
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import process
-from .errors import GoalConvergenceError
+from .errors import EXIT_UNAVAILABLE, GoalConvergenceError
 
 TIMEOUT = 120.0
 _SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
@@ -37,6 +37,12 @@ _DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT
             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
             "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND",
             "GIT_EXEC_PATH", "GIT_ATTR_SOURCE")
+
+
+class GitUnavailable(GoalConvergenceError):
+    """git is missing, or could not make the repository asked for."""
+
+    exit_code = EXIT_UNAVAILABLE
 
 
 class UnsafeRepository(GoalConvergenceError):
@@ -143,3 +149,14 @@ def open_repo(root: Path, timeout: float = TIMEOUT) -> Repo | None:
         safe += ["-c", f"filter.{driver}.clean=", "-c", f"filter.{driver}.smudge=",
                  "-c", f"filter.{driver}.process=", "-c", f"filter.{driver}.required=false"]
     return Repo(top, [*safe, _SAFE[-1]])
+
+
+def init_repo(folder: Path, needed_by: str) -> Repo:
+    """A new repository in ``folder``, checked as any other. ``needed_by`` names what asked for it, for the
+    message when git is missing or fails."""
+    done = _raw(Path(folder), [*_SAFE, "init", "-q"], TIMEOUT, 4096)
+    repo = open_repo(folder) if done.ok else None
+    if repo is None:
+        raise GitUnavailable(f"{needed_by} needs git, and `git init` in {folder} failed ({done.err.strip()}): "
+                                   "install git (e.g. apt install git) and try again")
+    return repo

@@ -79,6 +79,13 @@ def test_a_folder_that_is_not_empty_is_refused(tmp_path):
     assert [p.name for p in (tmp_path / "demo").iterdir()] == ["mine.txt"]
 
 
+def test_without_git_the_demo_says_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    done = run_goal(tmp_path, "demo", "--dir", str(tmp_path / "demo"))
+    assert done.returncode == 69 and "needs git" in done.stderr and "install git" in done.stderr, done.stderr
+    assert not (tmp_path / "demo/project/.git").exists()
+
+
 def test_the_console_command_on_a_machine_with_no_key_and_no_claude(tmp_path):
     bin_dir = tmp_path / "bin"  # git and a shell, nothing else: no claude on PATH
     bin_dir.mkdir()
