@@ -97,20 +97,27 @@ def test_a_command_judges_malformed_tasks_are_noted_and_its_verdict_kept(project
     assert "the verdict's tasks field was partly malformed" in judgement.notes[-1]
 
 
-@pytest.mark.e2e
-def test_the_claude_cli_judge_gives_tasks_through_structured_output(fake_api, project, claude_bin, monkeypatch):
+def claude_cli_judges(answer: dict, fake_api, project, claude_bin, monkeypatch):
+    """The real Claude Code judging a planned goal, the scripted API answering ``answer``; the judgement and
+    the requests Claude Code made."""
     for k, v in fake_api.claude_env(project.parent / "home").items():
         monkeypatch.setenv(k, v)
     seen = []
 
     def responder(body):
         seen.append(body)
-        return tool_use("StructuredOutput", WITH_TASKS, usage={"input_tokens": 5000, "output_tokens": 200})
+        return tool_use("StructuredOutput", answer, usage={"input_tokens": 5000, "output_tokens": 200})
 
     fake_api.set_responder(responder)
     goal = planned_goal(project, provider="claude-cli")
     judgement = ClaudeCliOracle(MODEL, project, claude_bin, timeout=30, max_retries=0).judge(
         build_input(goal, [GREEN], "I wrote the parser."))
+    return judgement, seen
+
+
+@pytest.mark.e2e
+def test_the_claude_cli_judge_gives_tasks_through_structured_output(fake_api, project, claude_bin, monkeypatch):
+    judgement, seen = claude_cli_judges(WITH_TASKS, fake_api, project, claude_bin, monkeypatch)
     assert judgement.verdict.tasks == TaskChanges(add=["add a test for empty input"], complete=["t1"])
     # Claude Code was given the schema with the tasks field for its StructuredOutput tool
     [schema] = [t["input_schema"] for t in seen[0]["tools"] if t["name"] == "StructuredOutput"]
@@ -120,18 +127,8 @@ def test_the_claude_cli_judge_gives_tasks_through_structured_output(fake_api, pr
 
 @pytest.mark.e2e
 def test_the_claude_cli_judges_malformed_tasks_do_not_break_its_verdict(fake_api, project, claude_bin, monkeypatch):
-    for k, v in fake_api.claude_env(project.parent / "home").items():
-        monkeypatch.setenv(k, v)
-    seen = []
-
-    def responder(body):
-        seen.append(body)
-        return tool_use("StructuredOutput", {**WITH_TASKS, "tasks": {"add": "one big task", "complete": ["t1"]}})
-
-    fake_api.set_responder(responder)
-    goal = planned_goal(project, provider="claude-cli")
-    judgement = ClaudeCliOracle(MODEL, project, claude_bin, timeout=30, max_retries=0).judge(
-        build_input(goal, [GREEN], "I wrote the parser."))
+    malformed = {**WITH_TASKS, "tasks": {"add": "one big task", "complete": ["t1"]}}
+    judgement, seen = claude_cli_judges(malformed, fake_api, project, claude_bin, monkeypatch)
     assert len(seen) == 1  # Claude Code took the first answer: no retries over the plan change
     assert (judgement.verdict.converged, judgement.verdict.next_hint) == (False, "add tests/test_parse.py")
     assert judgement.verdict.tasks == TaskChanges(complete=["t1"])
