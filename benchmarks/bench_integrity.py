@@ -1,6 +1,6 @@
 """What the integrity guard costs on a realistic Python project, against the live run of its tests.
 
-    python benchmarks/bench_integrity.py [--runs 3]
+    python benchmarks/bench_integrity.py [--runs 3] [--quick] [--json]
 
 Builds, in a temp folder, a git repository with a package of 150 modules, 40 test files holding 400
 pytest tests (a conftest.py fixture, a few parametrized), a pyproject.toml with the pytest config, an
@@ -29,6 +29,7 @@ the pristine run did not happen or failed), since the figures would then mean no
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -43,6 +44,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 # The home and HOME must point into the temp folder before the package is imported.
 WORKDIR = Path(tempfile.mkdtemp(prefix="bench-integrity-"))
@@ -63,6 +65,7 @@ tempfile.tempdir = str(TMP)
 from goal_convergence import conditions, goals, integrity, protect, tree  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.store import Store  # noqa: E402
+from common import Row, report  # noqa: E402
 
 COMMAND = "python -m pytest -q -p no:cacheprovider"
 SUBPACKAGES = ("core", "pricing", "tax", "inventory", "orders", "shipping", "reports", "users", "util", "codecs")
@@ -333,14 +336,19 @@ def folder_bytes(folder: Path) -> tuple[int, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    runs = parser.parse_args().runs
+    parser.add_argument("--quick", action="store_true", help="Two runs of each measure.")
+    parser.add_argument("--json", action="store_true", help="The rows as JSON on stdout (run_all.py); prose on stderr.")
+    args = parser.parse_args()
+    rows: list[Row] = []
     try:
-        return bench(runs)
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            ok = bench(2 if args.quick else args.runs, rows) == 0
     finally:
         shutil.rmtree(WORKDIR, ignore_errors=True)
+    return report(rows, ["--json"] if args.json else []) if ok else 1
 
 
-def bench(runs: int) -> int:
+def bench(runs: int, rows: list[Row]) -> int:
     started = time.perf_counter()
     root = WORKDIR / "ledger"
     took, counts = timed(lambda: make_project(root))
@@ -457,6 +465,16 @@ def bench(runs: int) -> int:
           f"{goal.baseline.kept_bytes:,} bytes of their content kept; {files} files, {kept:,} bytes on disk in "
           f"{store.root.name}/baselines (blobs + manifest)")
     print(f"benchmark wall time {time.perf_counter() - started:.1f} s")
+    live_ms = f"the live run of 400 tests: {ms(live)}"
+    rows += [
+        Row("integrity guard, green run, no check-defining file changed (no pristine run)", ms(quiet), live_ms,
+            "≤ 0.25× the live run", quiet / live <= 0.25, quiet / live),
+        Row("integrity guard, green run after a test file was edited (pristine run in a scratch copy)",
+            ms(pristine_inspect), live_ms, "≤ 2× the live run (one extra run)", pristine_inspect / live <= 2,
+            pristine_inspect / live),
+        Row("`goal new` (baseline record + start run)", ms(new_took), live_ms, "≤ 1.5× the live run",
+            new_took / live <= 1.5, new_took / live),
+    ]
     ok = (quiet_ok and pristine is not None and pristine.passed and linked and bool(restored) and all(greens)
           and cold_found[0].passed)
     if not ok:
