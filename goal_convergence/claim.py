@@ -40,6 +40,12 @@ def _alive(runner: Runner, now: datetime) -> bool:
     return now - parse_iso(runner.seen_at) <= timedelta(seconds=budget.STALE_SECONDS)
 
 
+def live_runner(goal: Goal, now: datetime) -> Runner | None:
+    """The `goal run` of another process that works ``goal`` now, if there is one."""
+    old = goal.runner
+    return old if old is not None and not _mine(old) and _alive(old, now) else None
+
+
 def take(store: Store, goal_id: str, now: datetime) -> Goal:
     """Claim the goal for this process and start its clock; reap what dead runs left first.
     Raises RunnerBusy when another live `goal run` holds it."""
@@ -48,12 +54,12 @@ def take(store: Store, goal_id: str, now: datetime) -> Goal:
 
     def change(goal: Goal) -> Goal:
         old = goal.runner
+        if live_runner(goal, now):
+            raise RunnerBusy(
+                f"goal {goal.goal_id} is already being run by `goal run` (pid {old.pid} on {old.host}, since "
+                f"{old.since}); wait for it to end, or stop it first (`goal pause {goal.goal_id}`, or kill "
+                f"{old.pid}), then run again")
         if old is not None and not _mine(old):
-            if _alive(old, now):
-                raise RunnerBusy(
-                    f"goal {goal.goal_id} is already being run by `goal run` (pid {old.pid} on {old.host}, since "
-                    f"{old.since}); wait for it to end, or stop it first (`goal pause {goal.goal_id}`, or kill "
-                    f"{old.pid}), then run again")
             # Killed: its clock ran up to its last sign of life, not to now.
             budget.accrue(goal, min(now, parse_iso(old.seen_at)))
             goal.active_since = None

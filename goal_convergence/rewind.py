@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
-from . import checkpoint, git
+from . import checkpoint, claim, git
 from .checkpoint import CheckpointsOff, run
-from .errors import GoalNotFound, InvalidInput
+from .errors import GoalNotFound, InvalidInput, RunnerBusy
 from .models import Goal
 from .store import Store
 
@@ -147,6 +148,11 @@ def _restore(repo: git.Repo, commit: str, now: dict[str, str], then: dict[str, s
 def rewind(store: Store, goal_id: str, label: str | None, *, best: bool = False, force: bool = False) -> Rewound:
     """Bring the goal's project files back to a checkpoint, the tree before kept as a new one."""
     goal = store.load(Goal, goal_id)
+    busy = claim.live_runner(goal, datetime.now(UTC))
+    if busy:
+        raise RunnerBusy(f"goal {goal_id} is being worked by `goal run` (pid {busy.pid} on {busy.host}, since "
+                         f"{busy.since}), whose maker would go on from files it did not leave; pause it first "
+                         f"(`goal pause {goal_id}`) or wait for it to end, then rewind")
     repo = _repo(goal)
     to = target(repo, goal, label, best)
     current = checkpoint.snapshot_tree(repo)

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import checkpoint, engine
+from goal_convergence import checkpoint, engine, orphans
 from goal_convergence.claude_code import hooks, slash
-from goal_convergence.models import Checkpoint, ConditionEvidence, Decision, Goal, Iteration, TriageItem
+from goal_convergence.models import (Checkpoint, ConditionEvidence, Decision, Goal, Iteration, Runner, TriageItem,
+                                     now_iso)
 from goal_convergence.store import Store
 from tests.conftest import git, run_goal
 from tests.test_git_safety import plant
@@ -158,6 +159,27 @@ def test_rewind_refuses_changes_no_checkpoint_holds_unless_forced_and_keeps_them
     assert forced.returncode == 0 and files(repo) == AT_1
     assert run_goal(repo, "rewind", goal.goal_id, "rewind-1").returncode == 0
     assert (repo / "b.txt").read_text() == "my own work\n"
+
+
+def test_rewind_refuses_while_a_live_goal_run_works_the_goal(repo, maker, store):
+    _, goal = run(repo, maker, "grep -qx 3 n.txt")
+    runner = subprocess.Popen(["sleep", "30"])  # stands for the `goal run` of another process
+    try:
+        def claimed(g: Goal) -> None:
+            g.runner = Runner(pid=runner.pid, host=orphans.host(), started=orphans.started(runner.pid),
+                              since=now_iso(), seen_at=now_iso())
+        store.update(Goal, goal.goal_id, claimed)
+        before = files(repo)
+
+        refused = run_goal(repo, "rewind", goal.goal_id, "1")
+
+        assert refused.returncode == 70 and f"pid {runner.pid}" in refused.stderr, refused.stderr
+        assert "goal pause" in refused.stderr and files(repo) == before
+    finally:
+        runner.kill()
+        runner.wait()
+    assert run_goal(repo, "rewind", goal.goal_id, "1").returncode == 0  # a dead runner's claim does not stop it
+    assert files(repo) == AT_1
 
 
 def test_diff_shows_what_an_iteration_changed_or_between_two(repo, maker):
