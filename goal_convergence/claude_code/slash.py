@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import click
 
-from .. import conditions, goals, listing, quarantine, render
+from .. import conditions, goals, listing, process, quarantine, render
 from ..errors import GoalConvergenceError, InvalidInput
 from ..index import OPEN_STATES, STATES, bound_to_session
 from ..models import GOAL_ID_RE, Goal
@@ -277,10 +276,9 @@ SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
 
 def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
     """Run `goal <name> ...` as the CLI itself would, and hand its output over."""
-    done = subprocess.run([sys.executable, "-m", "goal_convergence", name, *args], cwd=cwd, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL)
+    done = process.run_read([sys.executable, "-m", "goal_convergence", name, *args], cwd)
     shown = " ".join(shlex.quote(a) for a in ["goal", name, *args])
     # the heartbeat is quiet when nothing changed, which is right for cron and puzzling in a session
     quiet = "nothing new: no check failed that is not already a goal or a triage item" if name == "heartbeat" else ""
     output = (done.stdout + done.stderr).strip() or quiet or "(no output)"
-    return Reply(f"Output of `{shown}` (exit {done.returncode}):\n{output}\n\nShow this to the user.")
+    return Reply(f"Output of `{shown}` (exit {done.exit.code}):\n{output}\n\nShow this to the user.")
