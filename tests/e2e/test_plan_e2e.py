@@ -48,14 +48,19 @@ class PlanningJudge(Script):
                                 "tasks": {"complete": still if done else []}}))
 
 
+def fix_both(calc: Path) -> list:
+    """The maker's first turn in both tests: the two bugs of calc.py fixed."""
+    return [fix(calc, "return a - b", "return a + b"),
+            fix(calc, "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b"),
+            text("Fixed add() and mul().")]
+
+
 def test_the_judge_adds_a_task_and_the_goal_converges_only_after_the_maker_does_it(claude_bin, fake_api,
                                                                                     isolated_home, project):
     claude = ClaudeCode(claude_bin, fake_api, isolated_home, project)
     calc, notes = project / "calc.py", project / "NOTES.md"
     script = PlanningJudge({
-        0: [fix(calc, "return a - b", "return a + b"),
-            fix(calc, "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b"),
-            text("Fixed add() and mul().")],
+        0: fix_both(calc),
         1: [tool_use("Write", {"file_path": str(notes), "content": "Fixed add() and mul() in calc.py.\n"}),
             text("Wrote NOTES.md.")],
     })
@@ -94,9 +99,7 @@ def test_a_converged_verdict_below_the_minimum_confidence_sends_the_maker_back(c
     claude = ClaudeCode(claude_bin, fake_api, isolated_home, project)
     calc = project / "calc.py"
     script = UnsureJudge({
-        0: [fix(calc, "return a - b", "return a + b"),
-            fix(calc, "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b"),
-            text("Fixed add() and mul().")],
+        0: fix_both(calc),
         1: [tool_use("Write", {"file_path": str(project / "test_mul.py"), "content": "from calc import mul\n"
                                                                                       "assert mul(2, 3) == 6\n"}),
             text("Added a test for mul().")],
