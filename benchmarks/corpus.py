@@ -18,10 +18,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from goal_convergence import conditions, goals, index  # noqa: E402
+from goal_convergence import conditions, goals  # noqa: E402
 from goal_convergence.models import (ConditionEvidence, Decision, Goal, Iteration, StoppingCondition, Verdict,  # noqa: E402
                                      new_id, now_iso)
 from goal_convergence.store import Store  # noqa: E402
+from tests.conftest import fresh_index  # noqa: E402
 
 PYTEST_RUN = r'''
 import sys
@@ -99,5 +100,5 @@ def many_goals(home: Path, root: Path, evidence: ConditionEvidence, total: int, 
                 "projectRoot": str(root) if mine else f"/elsewhere/project-{i}", "activeSince": None}
         (folder / f"{gid}.json").write_text(json.dumps(copy, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     Store(home).summaries()  # the index as the first hook after these writes leaves it
-    assert index.read(home) is not None
+    assert fresh_index(home) is not None
     return model.goal_id

@@ -76,20 +76,6 @@ def changed(entries: dict[str, dict[str, Any]], on_disk: dict[str, list[int]]) -
     return [gid for gid, stamp in on_disk.items() if entries.get(gid, {}).get("stamp") != stamp]
 
 
-def read(root: Path) -> list[dict[str, Any]] | None:
-    """The summaries of all goals, or None when the index is missing or out of date."""
-    try:
-        on_disk, _ = scan(root)
-    except FileNotFoundError:
-        return [] if not (root / "goals").exists() else None
-    except OSError:
-        return None
-    entries = cached(root)
-    if on_disk.keys() != entries.keys() or changed(entries, on_disk):
-        return None
-    return list(entries.values())
-
-
 # ---- which goal a session works on ---------------------------------------------------------
 
 def sessions_dir(root: Path) -> Path:

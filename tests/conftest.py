@@ -242,3 +242,20 @@ def wait_until(done: Callable[[], bool], what: str, timeout: float = 60.0) -> No
     while not done():
         assert time.monotonic() < deadline, f"{what}: not within {timeout:g} s"
         time.sleep(0.05)
+
+
+def fresh_index(root: Path) -> list[dict] | None:
+    """The goal summaries of the index under ``root`` when it is current (as reindex.py judges it), None when
+    it is missing or stale, [] when there is no goals folder: what the tests check the store keeps it."""
+    from goal_convergence import index
+
+    try:
+        on_disk, _ = index.scan(root)
+    except FileNotFoundError:
+        return [] if not (root / "goals").exists() else None
+    except OSError:
+        return None
+    entries = index.cached(root)
+    if on_disk.keys() != entries.keys() or index.changed(entries, on_disk):
+        return None
+    return list(entries.values())

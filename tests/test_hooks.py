@@ -326,7 +326,7 @@ def test_the_launcher_runs_the_cli_when_there_is_work(project):
 
 def counting_goal(tmp_path: Path) -> tuple[Path, Path]:
     """A `goal` that counts the fast path's looks at the goals into a log: its read of the index
-    (index.read lists the goals folder) or of the session's binding file (an os.open, whose audit
+    (index.scan lists the goals folder) or of the session's binding file (an os.open, whose audit
     event has no mode; the store reads binding files with open(), which has one)."""
     log, goal = tmp_path / "index-reads.log", tmp_path / "bin" / "goal"
     goal.parent.mkdir()

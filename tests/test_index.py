@@ -10,29 +10,30 @@ import pytest
 
 from goal_convergence import index
 from goal_convergence.models import Escalation, now_iso
+from tests.conftest import fresh_index
 
 
 @pytest.fixture
 def two_goals(store, make_goal, gc_home):
     made = [store.create(make_goal(objective=f"goal {i}")) for i in range(2)]
-    assert index.read(gc_home) is not None  # the store keeps it current
+    assert fresh_index(gc_home) is not None  # the store keeps it current
     return [gc_home / "goals" / f"{g.goal_id}.json" for g in made]
 
 
 def test_a_home_without_goals_has_none_and_a_current_index_lists_them_all(gc_home, two_goals):
-    assert index.read(gc_home.parent / "elsewhere") == []
-    assert sorted(s["objective"] for s in index.read(gc_home)) == ["goal 0", "goal 1"]
+    assert fresh_index(gc_home.parent / "elsewhere") == []
+    assert sorted(s["objective"] for s in fresh_index(gc_home)) == ["goal 0", "goal 1"]
 
 
 def test_a_new_size_is_stale(gc_home, two_goals):
     two_goals[0].write_text(two_goals[0].read_text() + "\n")
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 def test_a_new_mtime_is_stale(gc_home, two_goals):
     st = two_goals[0].stat()
     os.utime(two_goals[0], ns=(st.st_atime_ns, st.st_mtime_ns + 1))
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 def test_a_new_inode_with_the_same_size_and_mtime_is_stale(gc_home, two_goals):
@@ -44,31 +45,31 @@ def test_a_new_inode_with_the_same_size_and_mtime_is_stale(gc_home, two_goals):
     os.utime(twin, ns=(st.st_atime_ns, st.st_mtime_ns))
     os.replace(twin, path)
     assert path.stat().st_ino != st.st_ino and path.stat().st_size == st.st_size
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 def test_a_missing_goal_file_is_stale(gc_home, two_goals):
     two_goals[1].unlink()
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 def test_an_extra_goal_file_is_stale_and_other_files_do_not_count(gc_home, two_goals):
     (gc_home / "goals" / "notes.json").write_text("{}")
     (gc_home / "goals" / "goal-TOOLONG99.json").write_text("{}")
-    assert index.read(gc_home) is not None
+    assert fresh_index(gc_home) is not None
     (gc_home / "goals" / "goal-zzzzzzzz.json").write_bytes(two_goals[0].read_bytes())
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 @pytest.mark.parametrize("text", ["", "{", "[]", '{"goals": []}', '{"goals": {"goal-aaaaaaaa": 3}}', '{"other": {}}'])
 def test_a_corrupt_index_is_stale(gc_home, two_goals, text):
     index.index_path(gc_home).write_text(text)
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 def test_a_missing_index_with_goals_is_stale(gc_home, two_goals):
     index.index_path(gc_home).unlink()
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
 
 
 def test_the_summary_has_what_the_hooks_need(make_goal):

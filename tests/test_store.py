@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import files, index
+from goal_convergence import files
 from goal_convergence.errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
 from goal_convergence.models import Goal, TriageItem, now_iso
 from goal_convergence.store import Store
+from tests.conftest import fresh_index
 
 
 def mode(path: Path) -> int:
@@ -227,7 +228,7 @@ def test_the_index_follows_writes_by_other_processes(store, make_goal, gc_home):
     # an edit behind the store's back (same size, new content) makes the index stale, not wrong
     path = store.path_for(Goal, goal.goal_id)
     path.write_text(path.read_text().replace('"paused"', '"active"'))
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
     assert [s["state"] for s in store.summaries()] == ["active"]
 
 
@@ -236,7 +237,7 @@ def test_a_rebuild_from_an_old_read_is_not_trusted(store, make_goal, gc_home):
     snapshot = store._read_all(Goal)  # what a slow `goal list` read before ...
     Store(gc_home).update(Goal, goal.goal_id, lambda g: setattr(g, "state", "paused"))  # ... a write landed
     store._index_rebuild(snapshot)
-    assert index.read(gc_home) is None
+    assert fresh_index(gc_home) is None
     assert [s["state"] for s in store.summaries()] == ["paused"]
 
 
@@ -245,7 +246,7 @@ def test_a_file_with_a_wrong_name_does_not_keep_the_index_stale(store, make_goal
     (gc_home / "goals" / "notes.json").write_text("{}")
     (gc_home / "goals" / "goal-UPPERCAS.json").write_text("{}")
     store.summaries()
-    assert index.read(gc_home) is not None
+    assert fresh_index(gc_home) is not None
 
 
 def test_updated_at_moves_on_every_write(store, make_goal):
@@ -269,7 +270,7 @@ def test_an_unreadable_goal_file_is_quarantined_by_the_next_refresh_and_nothing_
     assert [s["goalId"] for s in store.summaries()] == [good.goal_id]
     [(moved, reason)] = store.quarantined
     assert not bad.exists() and moved.read_bytes() == UNREADABLE[how] and "goal-zzzzzzzz.json" in reason
-    assert index.read(gc_home) is not None and store.load(Goal, good.goal_id) == good
+    assert fresh_index(gc_home) is not None and store.load(Goal, good.goal_id) == good
     with pytest.raises(GoalNotFound):
         store.load(Goal, "goal-zzzzzzzz")
 
@@ -290,7 +291,7 @@ def test_a_goal_file_whose_id_is_not_its_name_is_quarantined_and_the_index_stays
     store.summaries()
     [(moved, reason)] = store.quarantined
     assert "does not match the file name goal-zzzzzzzz" in reason and moved.name.startswith("goal-zzzzzzzz.json")
-    assert index.read(gc_home) == []
+    assert fresh_index(gc_home) == []
 
 
 def test_temp_files_of_killed_writes_are_removed_on_refresh(store, make_goal, gc_home):
