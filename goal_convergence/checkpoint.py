@@ -32,7 +32,7 @@ from .models import Checkpoint, Goal, Iteration
 REF_ROOT = "refs/goal-convergence"
 OFF_NOTE = "checkpoints are off: "  # begins the iteration note that says so, when the reason is new
 # Who a checkpoint commit is by: fixed, so a repository without user.name can still take one.
-_IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
              for what, value in (("NAME", "goal-convergence"), ("EMAIL", "goal-convergence@localhost"))}
 
 
@@ -135,10 +135,10 @@ def snapshot_tree(repo: git.Repo) -> str:
 def commit_tree(repo: git.Repo, tree: str, parent: str | None, message: str) -> str:
     """A commit of ``tree``; without a parent when there is none, or it is gone (collected after a rebase)."""
     if parent:
-        done = repo.run(repo.top, "commit-tree", tree, "-p", parent, "-m", message, env=_IDENTITY)
+        done = repo.run(repo.top, "commit-tree", tree, "-p", parent, "-m", message, env=IDENTITY)
         if done.ok:
             return done.out.decode().strip()
-    return run(repo, "commit-tree", tree, "-m", message, env=_IDENTITY).decode().strip()
+    return run(repo, "commit-tree", tree, "-m", message, env=IDENTITY).decode().strip()
 
 
 def previous_commit(goal: Goal) -> str | None:

@@ -1,0 +1,116 @@
+"""Worktrees for work done beside the user's tree: a parallel attempt at one goal, or one goal of a wave.
+
+Each is a git worktree on a branch of its own, in a folder under the state home (never inside the
+project, where a test runner or a linter of the user's tree would find it). They all start from one
+commit of the user's tree as it is on disk, uncommitted and untracked files included and ignored ones
+left out (made through checkpoint.py's scratch index, so the user's branch, index and files are not
+touched), whose parent is HEAD: a maker begins exactly where the user is, and the branch's log reads as
+"the user's tree, then the maker's work". A worktree's changes come back as the diff between its start
+and its last commit (``changes``), applied to the user's tree, or by a merge of its branch.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import checkpoint, git, index
+from .errors import EXIT_UNAVAILABLE, GoalConvergenceError
+
+FOLDER = "worktrees"
+
+
+class WorktreeError(GoalConvergenceError):
+    """A worktree could not be made, committed or removed; the message carries git's words."""
+
+    exit_code = EXIT_UNAVAILABLE
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    branch: str
+    base: str  # the commit it started from
+
+
+def _git(repo: git.Repo, cwd: Path, *args: str, input: bytes | None = None) -> str:
+    # Commits are by the checkpoints' fixed identity: a repository may have no user.name.
+    done = repo.run(cwd, *args, env=checkpoint.IDENTITY, input=input)
+    if not done.ok:
+        reason = (done.err.strip().splitlines() or ["no message"])[-1]
+        raise WorktreeError(f"`git {args[0]}` in {cwd} failed: {reason}; see `git worktree list`, "
+                            "fix what git names, then try again")
+    return done.out.decode("utf-8", "surrogateescape").strip()
+
+
+def open_repo(root: Path, needed_by: str) -> git.Repo:
+    """The project's repository, or WorktreeError saying that ``needed_by`` needs one."""
+    try:
+        repo = git.open_repo(Path(root))
+    except git.UnsafeRepository as exc:
+        raise WorktreeError(f"{needed_by} needs git worktrees: {exc}") from None
+    if repo is None:
+        raise WorktreeError(f"{needed_by} needs the project in a git repository (each worker gets a worktree "
+                            f"and a branch); `git init` {root} and commit, then try again")
+    return repo
+
+
+def start_commit(repo: git.Repo, message: str) -> str:
+    """A commit of the user's tree as it is on disk, its parent HEAD (none in a repository without one)."""
+    try:
+        tree = checkpoint.snapshot_tree(repo)
+    except checkpoint.CheckpointsOff as exc:
+        raise WorktreeError(f"the project's tree could not be copied for the worktrees: {exc}") from None
+    head = repo.run(repo.top, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    parent = ["-p", head.out.decode().strip()] if head.ok else []
+    return _git(repo, repo.top, "commit-tree", tree, *parent, "-m", message)
+
+
+def home_for(goal_id: str) -> Path:
+    """The folder of one goal's worktrees."""
+    return index.home() / FOLDER / goal_id
+
+
+def add(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
+    """A new worktree at ``path`` on a new branch ``branch`` at ``base``. A branch of that name is refused:
+    it may hold someone's work."""
+    if repo.run(repo.top, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").ok:
+        raise WorktreeError(f"the branch {branch} exists already; delete it (git branch -D {branch}) or name "
+                            "another, then try again")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _git(repo, repo.top, "worktree", "add", "-q", "-b", branch, str(path), base)
+    return Worktree(path.resolve(), branch, base)
+
+
+def commit(repo: git.Repo, tree: Worktree, message: str) -> str:
+    """Commit everything in the worktree (ignored files left out) on its branch; the branch's commit,
+    unchanged when there was nothing to commit."""
+    _git(repo, tree.path, "add", "-A", "--", ".")
+    if not repo.run(tree.path, "diff", "--cached", "--quiet").ok:
+        _git(repo, tree.path, "commit", "-q", "--no-verify", "-m", message)
+    return _git(repo, tree.path, "rev-parse", "HEAD")
+
+
+def changes(repo: git.Repo, tree: Worktree, upto: str) -> bytes:
+    """The worktree's work as a binary patch: from its start to the commit ``upto``."""
+    done = repo.run(repo.top, "diff", "--binary", "--no-ext-diff", "--no-textconv", tree.base, upto)
+    if not done.ok:
+        raise WorktreeError(f"the changes of {tree.branch} could not be read: {done.err.strip()}")
+    return done.out
+
+
+def apply(repo: git.Repo, patch: bytes) -> None:
+    """Apply ``patch`` to the user's files (not the index), all of it or nothing."""
+    if patch:
+        _git(repo, repo.top, "apply", "--whitespace=nowarn", "-", input=patch)
+
+
+def remove(repo: git.Repo, tree: Worktree, keep_branch: bool = False) -> None:
+    """Remove the worktree (its folder too), and its branch unless ``keep_branch``."""
+    done = repo.run(repo.top, "worktree", "remove", "--force", "--force", str(tree.path))
+    if not done.ok:  # a folder already gone, or a worktree git no longer knows: clear both sides
+        shutil.rmtree(tree.path, ignore_errors=True)
+        repo.run(repo.top, "worktree", "prune")
+    if not keep_branch:
+        repo.run(repo.top, "branch", "-D", "-q", tree.branch)

@@ -1,0 +1,75 @@
+"""Worktrees beside the user's tree: they start from the tree as it is on disk, never touch the user's
+branch, index or files until their changes are applied, and leave nothing behind when removed."""
+
+from __future__ import annotations
+
+import pytest
+
+from goal_convergence import worktree
+from tests.conftest import git
+
+
+def _state(repo):
+    return (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain=v1", "--untracked-files=all"),
+            git(repo, "diff", "--cached"))
+
+
+def test_a_worktree_starts_from_the_tree_on_disk_and_the_user_tree_is_untouched(git_repo, gc_home):
+    (git_repo / "README.md").write_text("edited, not committed\n")
+    (git_repo / "new.txt").write_text("untracked\n")
+    (git_repo / ".gitignore").write_text("ignored.txt\n")
+    (git_repo / "ignored.txt").write_text("secret\n")
+    git(git_repo, "add", ".gitignore")
+    before = _state(git_repo)
+    repo = worktree.open_repo(git_repo, "the test")
+    base = worktree.start_commit(repo, "start")
+    tree = worktree.add(repo, worktree.home_for("goal-aaaaaaaa") / "1", "goal/goal-aaaaaaaa/1", base)
+    assert _state(git_repo) == before
+    assert tree.path.is_relative_to(gc_home)
+    assert (tree.path / "README.md").read_text() == "edited, not committed\n"
+    assert (tree.path / "new.txt").read_text() == "untracked\n"
+    assert not (tree.path / "ignored.txt").exists()
+    assert git(git_repo, "rev-parse", f"{base}^") == before[0]
+
+
+def test_committed_work_comes_back_as_a_patch_and_removal_leaves_nothing(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    tree = worktree.add(repo, worktree.home_for("goal-bbbbbbbb") / "1", "try-1", worktree.start_commit(repo, "s"))
+    assert worktree.commit(repo, tree, "nothing") == tree.base  # nothing changed: no commit
+    (tree.path / "README.md").write_text("fixed\n")
+    (tree.path / "added.bin").write_bytes(b"\0\1\2")
+    head = worktree.commit(repo, tree, "work")
+    assert head != tree.base
+    worktree.apply(repo, worktree.changes(repo, tree, head))
+    assert (git_repo / "README.md").read_text() == "fixed\n"
+    assert (git_repo / "added.bin").read_bytes() == b"\0\1\2"
+    worktree.remove(repo, tree)
+    assert not tree.path.exists()
+    assert "try-1" not in git(git_repo, "branch", "--list")
+    assert git(git_repo, "worktree", "list").count("\n") == 1  # the main one only
+
+
+def test_a_patch_that_does_not_apply_changes_nothing(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    tree = worktree.add(repo, worktree.home_for("goal-cccccccc") / "1", "try-1", worktree.start_commit(repo, "s"))
+    (tree.path / "README.md").write_text("theirs\n")
+    (tree.path / "other.txt").write_text("more\n")
+    patch = worktree.changes(repo, tree, worktree.commit(repo, tree, "work"))
+    (git_repo / "README.md").write_text("the user's own edit meanwhile\n")
+    with pytest.raises(worktree.WorktreeError, match="git apply"):
+        worktree.apply(repo, patch)
+    assert (git_repo / "README.md").read_text() == "the user's own edit meanwhile\n"
+    assert not (git_repo / "other.txt").exists()
+
+
+def test_an_existing_branch_is_refused_and_kept(git_repo, gc_home):
+    git(git_repo, "branch", "mine")
+    repo = worktree.open_repo(git_repo, "the test")
+    with pytest.raises(worktree.WorktreeError, match="branch mine exists"):
+        worktree.add(repo, worktree.home_for("goal-dddddddd") / "1", "mine", worktree.start_commit(repo, "s"))
+    assert "mine" in git(git_repo, "branch", "--list")
+
+
+def test_outside_git_the_message_says_to_init(tmp_path):
+    with pytest.raises(worktree.WorktreeError, match="git init"):
+        worktree.open_repo(tmp_path, "goal wave")
