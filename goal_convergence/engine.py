@@ -206,10 +206,12 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
 
 def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *, stuck_cap: int | None = None,
                   on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
-                  edges: Edges | None = None, settle: MakerWork | None = None) -> Outcome:
+                  edges: Edges | None = None, settle: MakerWork | None = None,
+                  workdir: Path | None = None) -> Outcome:
     """Run one whole iteration for an active goal and persist it. ``maker`` is charged first.
     ``settle`` is what the maker did that no later iteration will charge when the loop ends here (a
-    Stop's held-back message, claude_code/hooks.py): charged, and the clock stopped, with the record."""
+    Stop's held-back message, claude_code/hooks.py): charged, and the clock stopped, with the record.
+    ``workdir`` is where the work is when it is not the goal's project: a worktree of it (worktree.py)."""
     edges = edges or Edges()
     clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
@@ -222,6 +224,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         goal = record_maker(store, goal_id, MakerReport(), now=clock())
     pending = goal.pending
     assert pending is not None
+    goal = at(goal, workdir)
     root = Path(goal.project_root)
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
@@ -258,6 +261,12 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         integrity=guard, checkpoint=taken.checkpoint,
     )
     return _persist(store, goal_id, record, decision, edges, settle, checkpoints_off=taken.off)
+
+
+def at(goal: Goal, workdir: Path | None) -> Goal:
+    """The goal as its work in ``workdir`` sees it: every check, the guard, the judge and the checkpoint look
+    there. A copy, never saved: the goal file keeps naming the project."""
+    return goal if workdir is None else goal.model_copy(update={"project_root": str(workdir)})
 
 
 def carries_on(goal: Goal, decision: Decision) -> bool:

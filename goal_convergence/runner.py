@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import budget, claim, engine, goals
 from .makers import Maker
@@ -60,9 +61,11 @@ def _remaining_seconds(goal: Goal) -> float | None:
 
 def run_goal(store: Store, goal_id: str, maker: Maker, *,
              on_iteration: Callable[[engine.Outcome], None] | None = None,
-             on_progress: Callable | None = None, edges: engine.Edges | None = None) -> RunResult:
+             on_progress: Callable | None = None, edges: engine.Edges | None = None,
+             workdir: Path | None = None) -> RunResult:
     """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``. ``edges`` are the
-    engine's (its clock included); tests hand in fakes."""
+    engine's (its clock included); tests hand in fakes. ``workdir``: a worktree to work in instead of the
+    goal's project (engine.at)."""
     edges = edges or engine.Edges()
     goal = store.load(Goal, goal_id)
     if goal.state == "active":
@@ -70,13 +73,14 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
     claim.take(store, goal_id, edges.now())
     try:
         with claim.working(store, goal_id, edges.now):
-            return _loop(store, goal_id, maker, edges, on_iteration, on_progress)
+            return _loop(store, goal_id, maker, edges, on_iteration, on_progress, workdir)
     finally:
         claim.release(store, goal_id, edges.now())
 
 
 def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
-          on_iteration: Callable[[engine.Outcome], None] | None, on_progress: Callable | None) -> RunResult:
+          on_iteration: Callable[[engine.Outcome], None] | None, on_progress: Callable | None,
+          workdir: Path | None = None) -> RunResult:
     outcomes: list[engine.Outcome] = []
     while True:
         goal = store.load(Goal, goal_id)
@@ -87,11 +91,12 @@ def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
         if stopped:
             return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
         if goal.pending is None:
-            report = maker.work(goal, goal.last_hint, store.path_for(Goal, goal_id), _remaining_seconds(goal))
+            report = maker.work(engine.at(goal, workdir), goal.last_hint, store.path_for(Goal, goal_id),
+                                _remaining_seconds(goal))
             goal = engine.record_maker(store, goal_id, report, now=edges.now())
             if goal.state != "active":
                 continue
-        outcome = engine.run_iteration(store, goal_id, on_progress=on_progress, edges=edges)
+        outcome = engine.run_iteration(store, goal_id, on_progress=on_progress, edges=edges, workdir=workdir)
         outcomes.append(outcome)
         if on_iteration:
             on_iteration(outcome)

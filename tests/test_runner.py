@@ -113,3 +113,17 @@ def test_an_end_a_crash_left_unfiled_is_filed_and_announced_by_the_next_run(stor
                                            ("judge-error", 7), ("paused", 75)])
 def test_each_stop_has_its_exit_code(make_goal, stop, code):
     assert runner.RunResult(make_goal(), stop).exit_code == code
+
+
+def test_a_run_in_a_workdir_makes_checks_and_maker_work_there_and_the_goal_file_keeps_the_project(
+        store, goal_id, tmp_path):
+    clock, oracle = Clock(), FakeOracle()
+    oracle.enqueue(YES)
+    elsewhere = tmp_path / "worktree"
+    elsewhere.mkdir()
+    result = runner.run_goal(store, goal_id, Maker(clock), edges=edges(clock, oracle), workdir=elsewhere)
+    assert result.stop == "converged"
+    assert (elsewhere / "done.txt").exists()
+    project = Path(result.goal.project_root)
+    assert project != elsewhere and not (project / "done.txt").exists()
+    assert result.goal.history[0].conditions[0].passed  # the check ran where the maker worked
