@@ -107,7 +107,7 @@ def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterat
     thread = threading.Thread(target=beat, name=f"claim {goal_id}", daemon=True)
     thread.start()
     try:
-        with process.watching(_recorder(store, goal_id)):
+        with orphans.watchdog() as dog, process.watching(dog), process.watching(_recorder(store, goal_id)):
             yield
     finally:
         stop.set()

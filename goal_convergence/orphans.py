@@ -2,9 +2,12 @@
 the reaping of the process groups a killed `goal run` left behind.
 
 Children run in process groups of their own (process.py), and on Linux the kernel kills each one
-when its parent dies (PR_SET_PDEATHSIG); their own children, such as a test runner's workers or a
-shell's ``sleep``, are not covered by that. So `goal run` records the group of every live child
-(runner.py), and whoever finds that run dead later kills what is left in those groups. A group is
+when its parent dies (PR_SET_PDEATHSIG); their own children, such as a test runner's workers or the
+program a shell forked (dash forks even for ``sh -c 'python x.py'``), are not covered by that. So
+`goal run` keeps a watchdog (``watchdog``): a small process told the live groups at every change, which
+kills what is left of them the moment the run dies, however it dies (a kill -9 closes the pipe it
+reads). In case the watchdog is gone too, the run also records the groups (claim.py), and whoever finds
+that run dead later kills what is left in them. A group is
 killed only if it still has a member of ours that started no earlier than the child that made it:
 a group id cannot be reused while any member lives, and a later group with the same id would have
 started after it.
@@ -13,10 +16,13 @@ started after it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
-from collections.abc import Iterable
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -100,3 +106,44 @@ def reap(groups: Iterable[tuple[int, int | None]]) -> list[int]:
             os.killpg(pgid, signal.SIGKILL)
             killed.append(pgid)
     return killed
+
+
+@contextlib.contextmanager
+def watchdog() -> Iterator[Callable[[Iterable[tuple[int, int | None]]], None]]:
+    """For the length of the block, a watchdog process, and the function that tells it the live groups. It
+    outlives us only to reap them: when we end normally it is told none and exits at once."""
+    try:
+        # Its own session, out of reach of a Ctrl-C or a kill of our group; started in / so that no module
+        # of the user's project can shadow one it imports.
+        dog = subprocess.Popen([sys.executable, "-m", __name__], cwd="/", stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        yield lambda groups: None  # the record (claim.py) and the next run still reap them
+        return
+
+    def tell(groups: Iterable[tuple[int, int | None]]) -> None:
+        try:
+            dog.stdin.write(json.dumps(list(groups)).encode() + b"\n")  # type: ignore[union-attr]
+            dog.stdin.flush()  # type: ignore[union-attr]
+        except (OSError, ValueError):  # it died: the record still covers them
+            pass
+
+    try:
+        yield tell
+    finally:
+        with contextlib.suppress(OSError):
+            dog.stdin.close()  # type: ignore[union-attr]
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            dog.wait(5)
+
+
+def _watch() -> None:
+    groups: list = []
+    for line in sys.stdin.buffer:  # until the writer's end closes: it ended or it was killed
+        with contextlib.suppress(ValueError):
+            groups = json.loads(line)
+    reap((pgid, started) for pgid, started in groups)
+
+
+if __name__ == "__main__":
+    _watch()

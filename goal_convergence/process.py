@@ -8,8 +8,9 @@ an interrupt the whole group gets SIGTERM, then SIGKILL, so grandchildren go too
 start their own session escape any group and are out of reach).
 
 If we are killed outright (SIGKILL), on Linux the kernel kills each child with us (PR_SET_PDEATHSIG);
-its own children are out of that reach, so every live child's group is handed to the watcher
-``watching`` installs (`goal run` records them, and orphans.py reaps them once it is found dead).
+its own children are out of that reach, so every live child's group is handed to the watchers
+``watching`` installs (`goal run`: a watchdog that reaps them the moment the run dies, and a record the
+next run reaps from if the watchdog died too; orphans.py).
 """
 
 from __future__ import annotations

@@ -163,16 +163,14 @@ def process_with(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
-def test_children_of_a_killed_run_die_with_it_and_the_next_run_reaps_the_rest(store, git_repo):
+def _killed_mid_maker(store, git_repo, *, also_the_watchdog: bool) -> tuple[str, str, orphans.Stat, int, int]:
+    """A `goal run` killed with -9 while its maker's shell waits on a ``sleep`` of its own (and, if asked, its
+    watchdog killed first): the goal, the sleep's marker, the shell, the shell's start time, the watchdog."""
     goal_id = new_goal(git_repo)
     marker = f"{os.getpid() % 1000}.{time.monotonic_ns() % 100000:05d}"  # a sleep no other test starts
     first = goal_run(git_repo, goal_id, f"sleep {marker}; true")
     try:
-        def sleeping() -> list[int]:
-            return process_with(f"sleep\0{marker}")
-
-        (sleep_pid,) = wait_for(sleeping)
+        (sleep_pid,) = wait_for(lambda: process_with(f"sleep\0{marker}"))
         shell = orphans.stat(sleep_pid)
         assert shell is not None and shell.pgid != os.getpgid(first.pid)  # a process group of its own
 
@@ -186,22 +184,38 @@ def test_children_of_a_killed_run_die_with_it_and_the_next_run_reaps_the_rest(st
         wait_for(recorded, 10)
         leader = orphans.started(shell.pgid)
         assert leader is not None  # the shell that leads the group
+        (dog,) = [pid for pid in process_with("goal_convergence.orphans") if _parent(pid) == first.pid]
+        if also_the_watchdog:
+            os.kill(dog, signal.SIGKILL)
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
+    return goal_id, marker, shell, leader, dog
 
-    def shell_gone() -> bool:
-        return not orphans.alive(shell.pgid, leader)  # the maker's shell: killed by the kernel with its parent
 
-    wait_for(shell_gone, 10)
-    assert orphans.alive(sleep_pid, orphans.started(sleep_pid))  # its own child is out of the kernel's reach
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_children_of_a_killed_run_and_theirs_die_with_it(store, git_repo):
+    goal_id, marker, shell, leader, dog = _killed_mid_maker(store, git_repo, also_the_watchdog=False)
+    wait_for(lambda: not orphans.alive(shell.pgid, leader), 10)  # the shell: killed by the kernel with its parent
+    wait_for(lambda: not process_with(f"sleep\0{marker}"), 10)  # its own child: by the run's watchdog
+    wait_for(lambda: not orphans.alive(dog, None), 10)  # which is gone too
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_with_its_watchdog_killed_too_the_next_run_reaps_what_a_killed_run_left(store, git_repo):
+    goal_id, marker, shell, leader, _ = _killed_mid_maker(store, git_repo, also_the_watchdog=True)
+    wait_for(lambda: not orphans.alive(shell.pgid, leader), 10)
+    (sleep_pid,) = process_with(f"sleep\0{marker}")  # out of the kernel's reach, and no watchdog is left
     after = run_goal(git_repo, "run", goal_id, "--maker-cmd", "touch done.txt")
     assert after.returncode == 0, after.stderr
-
-    def sleep_gone() -> bool:
-        return not process_with(f"sleep\0{marker}")
-
-    wait_for(sleep_gone, 10)
+    wait_for(lambda: not process_with(f"sleep\0{marker}"), 10)
     assert not list((store.root / claim.RUNS).glob("*.json"))
 
 
