@@ -213,7 +213,8 @@ def _bring_back(store: Store, repo: Repo, m: Member) -> None:
     head = worktree.commit(repo, m.tree, f"goal {m.goal.goal_id}: the maker's work")
     if m.goal.state != "converged":
         m.merge = "not converged" if m.code is not None else "not run"
-        m.note = f"its work is on {m.tree.branch}" if head != m.tree.base else ""
+        ended = m.said.splitlines()[-1] if m.said and m.stop not in EXIT_CODES else ""  # why it ended, if not a stop
+        m.note = "; ".join(filter(None, [ended, f"its work is on {m.tree.branch}" if head != m.tree.base else ""]))
         return
     if head == m.tree.base:
         m.merge = "no changes"

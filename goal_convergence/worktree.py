@@ -148,7 +148,9 @@ def head(repo: git.Repo) -> str:
 def merge(repo: git.Repo, branch: str, message: str) -> Refused | None:
     """Merge ``branch`` into the user's current branch as a merge commit (never a fast-forward). On a conflict
     the merge is aborted: the tree and branch are as they were."""
-    done = repo.run(repo.top, "merge", "--no-ff", "--no-edit", "-q", "-m", message, branch, env=checkpoint.IDENTITY)
+    # The merge lands on the user's branch: theirs when git knows who they are, else the checkpoints' identity.
+    who = None if repo.run(repo.top, "var", "GIT_COMMITTER_IDENT").ok else checkpoint.IDENTITY
+    done = repo.run(repo.top, "merge", "--no-ff", "--no-edit", "-q", "-m", message, branch, env=who)
     if done.ok:
         return None
     said = (done.out.decode("utf-8", "surrogateescape") + done.err).strip().splitlines()

@@ -19,12 +19,14 @@ from tests.conftest import git, run_goal
 # maker that writes one is blocked by the integrity guard.
 HAS = 'grep -q "$2" "out/$1.txt" 2>/dev/null || { echo "FAILED out/$1.txt lacks $2"; exit 1; }\n'
 LACKS = '[ ! -e "out/$1.txt" ] || { echo "FAILED out/$1.txt is there"; exit 1; }\n'
-MAKER = """import json, os, pathlib, sys, time
+MAKER = """import json, os, pathlib, subprocess, sys, time
 plan = json.loads(pathlib.Path(sys.argv[1]).read_text())[os.environ["GOAL_OBJECTIVE"]]
-def log(what):
+def log(what, pid=os.getpid()):
     with open(sys.argv[2], "a") as f:
-        f.write(f"{what} {os.environ['GOAL_ID']} {time.time()} {os.getpid()} {os.getcwd()}\\n")
+        f.write(f"{what} {os.environ['GOAL_ID']} {time.time()} {pid} {os.getcwd()}\\n")
 log("start")
+if plan.get("spawn"):  # a grandchild of `goal run`, in the maker's group: out of reach of the kernel's death signal
+    log("spawned", subprocess.Popen(["sleep", "120"]).pid)
 time.sleep(plan.get("sleep", 0))
 for name, text in plan.get("write", {}).items():
     pathlib.Path(name).parent.mkdir(exist_ok=True)
@@ -71,7 +73,7 @@ class Makers:
     def most_at_once(self) -> int:
         level = most = 0
         for what, *_ in sorted(self.runs(), key=lambda r: r[2]):
-            level += 1 if what == "start" else -1
+            level += {"start": 1, "end": -1}.get(what, 0)
             most = max(most, level)
         return most
 
@@ -173,6 +175,18 @@ def test_the_exit_code_is_the_worst_stop_reason(project, makers, gc_home):
         [("converged", "merged", 0), ("ceiling", "not converged", 4)]
     assert "goal/" not in git(project, "branch", "--list")  # the one that did nothing leaves no branch
     assert_nothing_left(project, makers, gc_home)
+
+
+def test_a_goal_paused_while_the_wave_runs_counts_with_its_runs_code(project, makers, gc_home):
+    done = makers.goal(project, "write a", "sh has.sh a yes", {"write": {"out/a.txt": "yes\n"}})
+    paused = makers.goal(project, "pause me", "sh has.sh p yes", {"write": {"out/p.txt": "half\n"}})
+    pause = (f'if [ "$GOAL_OBJECTIVE" = "pause me" ]; then {sys.executable} -m goal_convergence pause $GOAL_ID; fi; '
+             f'{makers.command}')
+    table = json.loads(run_goal(project, "wave", done, paused, "--maker-cmd", pause, "--json").stdout)
+    first, second = table["goals"]
+    assert (first["stop"], first["merge"]) == ("converged", "merged")
+    assert (second["stop"], second["exitCode"], second["merge"], table["exitCode"]) == ("paused", 75, "not converged", 75)
+    assert "paused" in second["note"] and second["note"].endswith(f"its work is on goal/{paused}")
 
 
 def test_a_goal_that_did_not_converge_keeps_its_work_on_its_branch_and_the_next_wave_carries_on(
@@ -283,3 +297,34 @@ def test_interrupting_the_wave_stops_every_goal_and_leaves_nothing(project, make
     assert git(project, "worktree", "list").count("\n") == 1
     store = Store(gc_home)
     assert all(store.load(Goal, i).state == "active" and store.load(Goal, i).runner is None for i in ids)
+
+
+def test_a_wave_killed_outright_leaves_its_goals_resumable_and_the_next_wave_reaps_and_carries_on(
+        project, makers, gc_home):
+    """kill -9 of the wave mid-run: its `goal run`s die with it (the kernel's death signal), their makers'
+    grandchildren are reaped by the next run, and the next wave carries on in the worktrees left behind."""
+    import signal
+    import subprocess
+    import time
+
+    ids = [makers.goal(project, f"slow {k}", f"sh has.sh {k} yes", {"write": {f"out/{k}.txt": "yes\n"}, "sleep": 60,
+                                                                     "spawn": True}) for k in "ab"]
+    wave_proc = subprocess.Popen([sys.executable, "-m", "goal_convergence", "wave", *ids, "--parallel", "2",
+                                  "--maker-cmd", makers.command], cwd=project, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=os.environ.copy())
+    deadline = time.monotonic() + 60
+    while sum(r[0] == "spawned" for r in makers.runs()) < 2:
+        assert time.monotonic() < deadline and wave_proc.poll() is None
+        time.sleep(0.1)
+    wave_proc.send_signal(signal.SIGKILL)
+    wave_proc.wait()
+    spawned = [pid for what, _, _, pid in makers.runs() if what == "spawned"]
+    assert all(orphans.alive(pid, None) for pid in spawned)  # what nothing but a reap can reach
+    assert git(project, "worktree", "list").count("\n") == 3  # left behind
+    for k in "ab":
+        makers.plans[f"slow {k}"] = {"write": {f"out/{k}.txt": "yes\n"}}
+    makers.plan.write_text(json.dumps(makers.plans))
+    table = wave(project, makers, *ids, "--parallel", "2")
+    assert [(g["stop"], g["merge"]) for g in table["goals"]] == [("converged", "merged")] * 2
+    assert not [pid for pid in spawned if orphans.alive(pid, None)]
+    assert_nothing_left(project, makers, gc_home)
