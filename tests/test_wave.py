@@ -149,6 +149,21 @@ def test_two_goals_on_the_same_line_the_second_conflicts_and_becomes_a_triage_it
     assert_nothing_left(project, makers, gc_home)
 
 
+def test_a_wave_of_five_with_one_conflict_ends_with_four_merged_and_one_triage_item(project, makers, gc_home):
+    plans = {"a": "out/a.txt", "b": "out/shared.txt", "c": "out/c.txt", "d": "out/shared.txt", "e": "out/e.txt"}
+    ids = [makers.goal(project, f"write {k}", f"sh has.sh {Path(f).stem} {k}-done", {"write": {f: f"{k}-done\n"}})
+           for k, f in plans.items()]
+    table = wave(project, makers, *ids, "--parallel", "3", code=1)
+    assert [g["merge"] for g in table["goals"]] == ["merged", "merged", "merged", "conflict", "merged"]
+    [item] = Store(gc_home).iter_all(TriageItem)
+    assert item.goal_id == ids[3] and item.triage_id == table["goals"][3]["triageId"]
+    assert [(project / f).read_text() for f in ("out/a.txt", "out/shared.txt", "out/c.txt", "out/e.txt")] == \
+        ["a-done\n", "b-done\n", "c-done\n", "e-done\n"]
+    assert sorted(git(project, "branch", "--format=%(refname:short)").split()) == [f"goal/{ids[3]}", "main"]
+    assert makers.most_at_once() <= 3
+    assert_nothing_left(project, makers, gc_home)
+
+
 def test_a_check_that_turns_red_after_the_merge_undoes_it(project, makers, gc_home):
     first = makers.goal(project, "write a", "sh has.sh a yes", {"write": {"out/a.txt": "yes\n"}})
     # converges in its own worktree, where the first goal's file is not: in the user's tree it is
