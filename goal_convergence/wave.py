@@ -101,8 +101,9 @@ class WaveResult:
 
 
 def heartbeat_goals(store: Store, root: Path) -> list[Goal]:
-    """The project's open heartbeat goals no session holds, oldest first: what `goal heartbeat --run` works on."""
-    return [g for g in sorted(store.iter_all(Goal), key=lambda g: g.created_at)
+    """The project's open heartbeat goals no session holds, oldest first (one heartbeat's by id: they share a
+    stamp), the order a wave merges them in: what `goal heartbeat --run` works on."""
+    return [g for g in sorted(store.iter_all(Goal), key=lambda g: (g.created_at, g.goal_id))
             if g.project_root == str(root) and g.state == "active" and g.source == "heartbeat" and not g.session_id]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence import orphans
-from goal_convergence.models import Goal, TriageItem
+from goal_convergence.models import Goal, Runner, TriageItem, now_iso
 from goal_convergence.store import Store
 from tests.conftest import git, run_goal
 
@@ -230,7 +230,7 @@ def test_heartbeat_picks_the_projects_open_heartbeat_goals(project, makers, gc_h
     other = makers.goal(project, "not a heartbeat goal", "sh has.sh x yes", {})
     assert run_goal(project, "heartbeat").returncode == 0
     store = Store(gc_home)
-    beats = [g.goal_id for g in sorted(store.iter_all(Goal), key=lambda g: g.created_at) if g.source == "heartbeat"]
+    beats = sorted(g.goal_id for g in store.iter_all(Goal) if g.source == "heartbeat")  # one stamp: by id
     assert len(beats) == 2
     for g in beats:
         makers.plans[store.load(Goal, g).objective] = {"write": {"out/h.txt": "fixed\n", "out/l.txt": "fixed\n"}
@@ -255,6 +255,7 @@ def test_heartbeat_run_parallel_runs_a_wave(project, makers, gc_home):
     report = json.loads(done.stdout)
     assert [r["stop"] for r in report["runs"]] == ["converged", "converged"]
     assert [g["merge"] for g in report["wave"]["goals"]] == ["merged", "merged"]
+    assert [g["goalId"] for g in report["wave"]["goals"]] == sorted(f["id"] for f in report["findings"])
     assert makers.most_at_once() == 2
     assert (project / "out" / "h.txt").exists() and (project / "out" / "l.txt").exists()
     assert_nothing_left(project, makers, gc_home)
@@ -265,12 +266,24 @@ def test_parallel_without_run_is_a_usage_error(project):
     assert done.returncode == 64 and "add --run" in done.stderr
 
 
+@pytest.fixture
+def other_process():
+    import subprocess
+
+    proc = subprocess.Popen(["sleep", "60"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
 @pytest.mark.parametrize("unfit, says", [
     ("paused", "is paused, and a wave works active goals"),
     ("session", "is bound to the Claude Code session s-1"),
     ("elsewhere", "is of the project"),
+    ("held", "is being run by `goal run` (pid"),
 ])
-def test_an_unfit_goal_is_refused_before_anything_runs(project, makers, gc_home, tmp_path, unfit, says):
+def test_an_unfit_goal_is_refused_before_anything_runs(project, makers, gc_home, tmp_path, other_process, unfit,
+                                                        says):
     fine = makers.goal(project, "write a", "sh has.sh a yes", {"write": {"out/a.txt": "yes\n"}})
     if unfit == "elsewhere":
         other = tmp_path / "other"
@@ -280,6 +293,10 @@ def test_an_unfit_goal_is_refused_before_anything_runs(project, makers, gc_home,
         bad = makers.goal(project, "write b", "true", {}, *(["--session", "s-1"] if unfit == "session" else []))
         if unfit == "paused":
             assert run_goal(project, "pause", bad).returncode == 0
+    if unfit == "held":  # a live `goal run` of another process holds its claim
+        pid = other_process.pid
+        Store(gc_home).update(Goal, bad, lambda g: setattr(g, "runner", Runner(
+            pid=pid, host=orphans.host(), started=orphans.started(pid), since=now_iso(), seen_at=now_iso())))
     done = run_goal(project, "wave", fine, bad, "--maker-cmd", makers.command)
     assert done.returncode == 65 and bad in done.stderr and says in done.stderr, done.stderr
     assert not makers.log.exists() and "goal/" not in git(project, "branch", "--list")
@@ -343,3 +360,18 @@ def test_a_wave_killed_outright_leaves_its_goals_resumable_and_the_next_wave_rea
     assert [(g["stop"], g["merge"]) for g in table["goals"]] == [("converged", "merged")] * 2
     assert not [pid for pid in spawned if orphans.alive(pid, None)]
     assert_nothing_left(project, makers, gc_home)
+
+
+def test_heartbeat_run_parallel_prints_the_waves_table(project, makers, gc_home):
+    (project / ".goal-convergence.toml").write_text(
+        '[heartbeat]\noracle = "conditions"\nchecks = [{ type = "test_pass", command = "sh has.sh h fixed" }]\n'
+        '[heartbeat.budget]\nmax_iterations = 1\n')
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "heartbeat")
+    makers.plan.write_text(json.dumps({"heartbeat: make `sh has.sh h fixed` pass again": {}}))
+    done = run_goal(project, "heartbeat", "--run", "--parallel", "2", "--maker-cmd", makers.command)
+    assert done.returncode == 4, done.stdout + done.stderr  # the wave's worst: ceiling
+    lines = done.stdout.splitlines()
+    at = lines.index("  ran a wave:")
+    assert lines[at + 1].split() == ["GOAL", "STOP", "ITER", "COST", "MERGE"]
+    assert lines[at + 2].split()[1:3] == ["ceiling", "1"] and "not converged" in lines[at + 2]
