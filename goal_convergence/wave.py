@@ -24,7 +24,8 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -144,18 +145,19 @@ def run(store: Store, root: Path, goal_ids: list[str] | None, parallel: int, mak
         return result
     repo = worktree.open_repo(root, "goal wave")
     base = worktree.start_commit(repo, "goal wave: the project's tree as the wave began")
-    try:
-        for g in goals:
-            tree = _tree_for(repo, g.goal_id, base)
-            result.members.append(Member(g, tree, tree.path / Path(g.project_root).relative_to(repo.top)))
-        _work(result.members, parallel, maker_cmd, on_end)
-        for m in result.members:
-            m.goal = store.load(Goal, m.goal.goal_id)
-            _bring_back(store, repo, m)
-    finally:
-        for m in result.members:
-            _settle(repo, m)
-        claim.reap(store)  # a `goal run` killed with the wave leaves its makers' groups behind: not for long
+    with _term_interrupts():
+        try:
+            for g in goals:
+                tree = _tree_for(repo, g.goal_id, base)
+                result.members.append(Member(g, tree, tree.path / Path(g.project_root).relative_to(repo.top)))
+            _work(result.members, parallel, maker_cmd, on_end)
+            for m in result.members:
+                m.goal = store.load(Goal, m.goal.goal_id)
+                _bring_back(store, repo, m)
+        finally:
+            for m in result.members:
+                _settle(repo, m)
+            claim.reap(store)  # a `goal run` killed with the wave leaves its makers' groups behind: not for long
     return result
 
 
@@ -199,13 +201,28 @@ def _work(members: list[Member], parallel: int, maker_cmd: str | None,
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def interrupt_on_term() -> None:
     """In a wave's `goal run`: SIGTERM ends it as Ctrl-C would, so its maker's group is stopped and its claim
     released before it exits."""
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, _interrupt)
 
-    signal.signal(signal.SIGTERM, interrupt)
+
+@contextmanager
+def _term_interrupts() -> Iterator[None]:
+    """While a wave runs, a kill (SIGTERM) stops it as Ctrl-C does: every goal stopped, nothing left running.
+    (Only the main thread may set a handler; elsewhere the default stays.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _bring_back(store: Store, repo: Repo, m: Member) -> None:

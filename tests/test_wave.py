@@ -308,21 +308,22 @@ def test_ids_and_heartbeat_together_or_neither_are_a_usage_error(project):
     assert run_goal(project, "wave", "goal-aaaaaaaa", "--heartbeat").returncode == 64
 
 
-def test_interrupting_the_wave_stops_every_goal_and_leaves_nothing(project, makers, gc_home):
-    """A real `goal wave` process, Ctrl-C'd while its makers (and a grandchild of each) run."""
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_interrupting_the_wave_stops_every_goal_and_leaves_nothing(project, makers, gc_home, how):
+    """A real `goal wave` process, Ctrl-C'd (or killed) while its makers, and a grandchild of each, run."""
     import signal
     import subprocess
     import time
 
-    ids = [makers.goal(project, f"slow {k}", f"sh has.sh {k} yes", {"sleep": 60}) for k in "ab"]
+    ids = [makers.goal(project, f"slow {k}", f"sh has.sh {k} yes", {"sleep": 60, "spawn": True}) for k in "ab"]
     wave_proc = subprocess.Popen([sys.executable, "-m", "goal_convergence", "wave", *ids, "--parallel", "2",
                                   "--maker-cmd", makers.command], cwd=project, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=os.environ.copy())
     deadline = time.monotonic() + 60
-    while len(makers.runs()) < 2:
+    while sum(r[0] == "spawned" for r in makers.runs()) < 2:
         assert time.monotonic() < deadline and wave_proc.poll() is None, wave_proc.communicate()
         time.sleep(0.1)
-    wave_proc.send_signal(signal.SIGINT)
+    wave_proc.send_signal(getattr(signal, how))
     out, err = wave_proc.communicate(timeout=30)
     assert wave_proc.returncode == 130, err
     assert not [pid for *_, pid in makers.runs() if orphans.alive(pid, None)]
