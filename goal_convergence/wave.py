@@ -239,7 +239,9 @@ def _bring_back(store: Store, repo: Repo, m: Member) -> None:
         return
     g, branch = m.goal, m.tree.branch
     by_hand = f"`git merge --no-ff {branch}` (or `git diff {m.tree.base} {branch} | git apply`)"
-    if worktree.clean(repo):
+    # A merge would also bring in what the user's tree held uncommitted when the wave began (it is on the branch):
+    # only a branch from a clean tree is merged, into a tree still clean.
+    if worktree.clean(repo) and worktree.from_head(repo, m.tree.base):
         before = worktree.head(repo)
         refused = worktree.merge(repo, branch, f"goal {g.goal_id}: {g.objective.splitlines()[0][:200]}")
         m.merge, undo = "merged", (lambda: worktree.undo_merge(repo, before))

@@ -141,6 +141,12 @@ def clean(repo: git.Repo) -> bool:
     return head.ok and status.ok and not status.out.strip()
 
 
+def from_head(repo: git.Repo, base: str) -> bool:
+    """Whether ``base`` (a start commit) is its parent HEAD's tree: the user's tree held no uncommitted work
+    then, so a branch from it carries nothing but its own work."""
+    return repo.run(repo.top, "diff", "--quiet", f"{base}^", base).ok
+
+
 def head(repo: git.Repo) -> str:
     return _git(repo, repo.top, "rev-parse", "HEAD")
 

@@ -31,6 +31,8 @@ time.sleep(plan.get("sleep", 0))
 for name, text in plan.get("write", {}).items():
     pathlib.Path(name).parent.mkdir(exist_ok=True)
     pathlib.Path(name).write_text(text)
+for name in plan.get("remove", []):
+    pathlib.Path(name).unlink()
 log("end")
 """
 
@@ -97,7 +99,7 @@ def assert_nothing_left(project: Path, makers: Makers, gc_home: Path) -> None:
 
 def test_three_goals_two_at_a_time_all_converge_and_merge_in_order(project, makers, gc_home):
     ids = [makers.goal(project, f"write {k}", f"sh has.sh {k} {k}-done", {"write": {f"out/{k}.txt": f"{k}-done\n"},
-                                                                          "sleep": 1.5})
+                                                                          "sleep": 2})
            for k in "abc"]
     table = wave(project, makers, *ids, "--parallel", "2")
     assert [(g["goalId"], g["stop"], g["merge"], g["iterations"]) for g in table["goals"]] == \
@@ -147,6 +149,17 @@ def test_two_goals_on_the_same_line_the_second_conflicts_and_becomes_a_triage_it
     assert git(project, "show", f"goal/{second}:out/shared.txt") == "beta\n"
     assert f"goal/{first}" not in git(project, "branch", "--list")
     assert_nothing_left(project, makers, gc_home)
+
+
+def test_work_the_user_dropped_during_the_wave_is_not_brought_back_by_a_merge(project, makers, gc_home):
+    """The start commit holds the user's uncommitted files; a merge of the branch would bring them back once the user
+    dropped them, so a branch started from a dirty tree comes back as its own work only, a patch."""
+    (project / "mine.txt").write_text("the user's, uncommitted\n")
+    goal_id = makers.goal(project, "write a", "sh has.sh a yes",  # the user drops it while the goal runs
+                          {"write": {"out/a.txt": "yes\n"}, "remove": [str(project / "mine.txt")]})
+    [row] = wave(project, makers, goal_id)["goals"]
+    assert row["merge"] == "applied"
+    assert (project / "out" / "a.txt").read_text() == "yes\n" and not (project / "mine.txt").exists()
 
 
 def test_a_wave_of_five_with_one_conflict_ends_with_four_merged_and_one_triage_item(project, makers, gc_home):
@@ -232,9 +245,8 @@ def test_heartbeat_picks_the_projects_open_heartbeat_goals(project, makers, gc_h
     store = Store(gc_home)
     beats = sorted(g.goal_id for g in store.iter_all(Goal) if g.source == "heartbeat")  # one stamp: by id
     assert len(beats) == 2
-    for g in beats:
-        makers.plans[store.load(Goal, g).objective] = {"write": {"out/h.txt": "fixed\n", "out/l.txt": "fixed\n"}
-                                                       if g == beats[0] else {"out/l.txt": "fixed\n"}}
+    for k in "hl":
+        makers.plans[f"heartbeat: make `sh has.sh {k} fixed` pass again"] = {"write": {f"out/{k}.txt": "fixed\n"}}
     makers.plan.write_text(json.dumps(makers.plans))
     table = wave(project, makers, "--heartbeat", "--parallel", "2")
     assert [g["goalId"] for g in table["goals"]] == beats and other not in makers.log.read_text()
@@ -249,7 +261,7 @@ def test_heartbeat_run_parallel_runs_a_wave(project, makers, gc_home):
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "heartbeat")
     makers.plan.write_text(json.dumps({f"heartbeat: make `sh has.sh {k} fixed` pass again":
-                                       {"write": {f"out/{k}.txt": "fixed\n"}, "sleep": 1} for k in "hl"}))
+                                       {"write": {f"out/{k}.txt": "fixed\n"}, "sleep": 2} for k in "hl"}))
     done = run_goal(project, "heartbeat", "--run", "--parallel", "2", "--maker-cmd", makers.command, "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
