@@ -332,7 +332,8 @@ def slash_cmd(session_id: str | None) -> None:
 @click.option("--mode", type=click.Choice(["goal", "triage"]),
               help="What a new failure becomes (default: the config's mode, else goal).")
 @click.option("--run", "run_goals", is_flag=True,
-              help="Then run the project's open heartbeat goals no session holds, headless, one after another.")
+              help="Then run the project's open heartbeat goals no session holds, headless, one after another "
+                   "(or --parallel K at a time).")
 @click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --run: that many goals at once, as a wave (`goal wave`: worktrees, merged back in order).")
 @click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
