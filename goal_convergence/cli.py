@@ -5,7 +5,9 @@ uses a code a stop reason uses, so a script can tell "the goal stopped" from "th
   0   success (for `goal run`: converged; for `goal check`: every condition passes)
   1-7 `goal run`: the stop reason (1 unfixable, 2 stuck, 3 timeout, 4 ceiling, 5 budget-exhausted,
       6 cancelled, 7 judge-error); `goal check`: 1 when a condition fails; `goal heartbeat --run`: the
-      code of the first goal it ran that did not converge (0 when all did, or none ran)
+      code of the first goal it ran that did not converge (0 when all did, or none ran); `goal wave` (and
+      `goal heartbeat --run --parallel K`): the worst (highest) of its goals' codes, a converged goal whose
+      work could not be merged counting as 1
   64  usage: an unknown command or flag, a missing argument, a flag that cannot apply, several goals where
       one was meant (click's own usage errors too)
   65  refused input: a bad value or id, a broken hard rule, a move the goal's state does not allow
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from . import diff_command, index, rewind_command
+from . import diff_command, index, rewind_command, wave_command
 from .actions.commands import action_group
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
 from .options import budget_options, given, goal_options, report_options, session_option, spec_from
@@ -227,7 +229,10 @@ def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goal
 @click.option("--maker", type=click.Choice(["claude"]), help="The maker: Claude Code in print mode (default).")
 @click.option("--maker-cmd", help="The maker: any shell command (gets GOAL_HINT and GOAL_FILE).")
 @click.option("--json", "json_out", is_flag=True, help="Print the ledger {met, stop, turns, totalCostUsd, evidence}.")
-def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_out: bool, **options) -> int:
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), hidden=True,
+              help="A wave's worktree to work in (wave.py); the goal file keeps naming the project.")
+def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_out: bool, workdir: Path | None,
+            **options) -> int:
     """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
     (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
     from . import makers, render, runner
@@ -237,7 +242,11 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_o
                                  given=given(options))
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker(options.get("maker_model"))
     live = sys.stderr.isatty() and not json_out
-    result = runner.run_goal(store, goal_id, chosen,
+    if workdir:
+        from .wave import interrupt_on_term
+
+        interrupt_on_term()
+    result = runner.run_goal(store, goal_id, chosen, workdir=workdir,
                              on_iteration=(lambda o: click.echo(render.iteration_line(o), err=True)) if live else None)
     _echo_json(result.ledger()) if json_out else click.echo(render.run_summary(result.goal, result.stop))
     return result.exit_code
@@ -302,6 +311,7 @@ def triage_dismiss_cmd(triage_id: str, keep_checkpoints: bool) -> None:
 
 cli.add_command(diff_command.diff_cmd)
 cli.add_command(rewind_command.rewind_cmd)
+cli.add_command(wave_command.wave_cmd)
 
 
 @cli.command("slash")
@@ -322,21 +332,24 @@ def slash_cmd(session_id: str | None) -> None:
 @click.option("--mode", type=click.Choice(["goal", "triage"]),
               help="What a new failure becomes (default: the config's mode, else goal).")
 @click.option("--run", "run_goals", is_flag=True,
-              help="Then run the project's open heartbeat goals no session holds, headless, one after another.")
+              help="Then run the project's open heartbeat goals no session holds, headless, one after another "
+                   "(or --parallel K at a time).")
+@click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --run: that many goals at once, as a wave (`goal wave`: worktrees, merged back in order).")
 @click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
               help="The heartbeat goals' oracle, over the settings' `oracle`; `conditions` means no model at all.")
 @click.option("--maker", type=click.Choice(["claude"]), help="With --run: Claude Code in print mode (default).")
 @click.option("--maker-cmd", help="With --run: any shell command as the maker (gets GOAL_HINT and GOAL_FILE).")
 @click.option("--json", "json_out", is_flag=True, help="Always print a JSON summary.")
-def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, oracle: str | None, maker: str | None,
-                  maker_cmd: str | None, json_out: bool) -> int:
+def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, parallel: int, oracle: str | None,
+                  maker: str | None, maker_cmd: str | None, json_out: bool) -> int:
     """Run the project's checks; each new failure becomes a goal (or a triage item), deduplicated and
     rate-limited. Prints nothing unless something new was made, skipped or run (cron-friendly)."""
     from . import heartbeat, makers
 
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker() if maker else None
     report = heartbeat.beat(_store(), Path(project or os.getcwd()), mode=mode, run=run_goals, maker=chosen,
-                            oracle=oracle)
+                            oracle=oracle, parallel=parallel)
     if json_out:
         _echo_json(report.summary())
     elif report.changed:

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from . import conditions, config, goals, inference, makers, render, runner, triage
+from . import conditions, config, goals, inference, makers, render, runner, triage, wave
 from .config import HeartbeatConfig
 from .errors import InvalidInput, OracleUnavailable, UsageError
 from .makers import Maker
@@ -89,6 +89,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     runs: list[runner.RunResult] = field(default_factory=list)
     blocked: str | None = None  # why --run could not work on the goals (no oracle can judge them)
+    wave: wave.WaveResult | None = None  # with --parallel K > 1: the wave that worked them
 
     @property
     def changed(self) -> bool:
@@ -97,9 +98,9 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0 unless a goal run with --run did not converge: then that run's exit code (`goal run`'s); when
-        no oracle could judge the goals, the code of OracleUnavailable (errors.py)."""
-        code = next((r.exit_code for r in self.runs if r.exit_code != 0), 0)
+        """0 unless a goal run with --run did not converge: then that run's exit code (`goal run`'s), or as a
+        wave the wave's (wave.py); when no oracle could judge the goals, the code of OracleUnavailable (errors.py)."""
+        code = self.wave.exit_code if self.wave else next((r.exit_code for r in self.runs if r.exit_code != 0), 0)
         return code or (OracleUnavailable.exit_code if self.blocked else 0)
 
     def summary(self) -> dict:
@@ -108,7 +109,7 @@ class Report:
                 "runs": [{"goalId": r.goal.goal_id, "stop": r.stop, "exitCode": r.exit_code,
                           "iterations": r.goal.spent.iterations, "totalCostUsd": round(r.goal.spent.dollars, 6)}
                          for r in self.runs],
-                "blocked": self.blocked, "exitCode": self.exit_code}
+                "wave": self.wave.summary() if self.wave else None, "blocked": self.blocked, "exitCode": self.exit_code}
 
     def text(self) -> str:
         lines = [f"heartbeat in {self.project}: {self.checks} check(s), {len(self.findings)} failing"]
@@ -122,16 +123,20 @@ class Report:
                 "skipped": f"  skipped `{f.condition.command}`: {self.max_new_per_hour} new per hour already made "
                            f"here (max_new_per_hour); the next heartbeat records it",
             }[f.outcome])
-        lines += ["  ran " + render.run_summary(r.goal, r.stop).replace("\n", "\n    ") for r in self.runs]
+        if self.wave:
+            lines += ["  ran a wave:"] + ["    " + row for row in self.wave.table().splitlines()]
+        else:
+            lines += ["  ran " + render.run_summary(r.goal, r.stop).replace("\n", "\n    ") for r in self.runs]
         lines += [f"  {self.blocked}"] if self.blocked else []
         return "\n".join(lines)
 
 
 def beat(store: Store, project: Path | str | None = None, *, mode: str | None = None, run: bool = False,
-         maker: Maker | None = None, oracle: str | None = None, now: datetime | None = None) -> Report:
+         maker: Maker | None = None, oracle: str | None = None, now: datetime | None = None,
+         parallel: int = 1) -> Report:
     """Run the project's checks, record their failures, and with ``run`` work on the project's open
-    heartbeat goals one after another (``maker`` defaults to `claude -p`). ``oracle`` overrides the
-    settings' oracle."""
+    heartbeat goals one after another, or ``parallel`` at a time as a wave (``maker`` defaults to `claude -p`).
+    ``oracle`` overrides the settings' oracle."""
     root = goals.find_project(project)
     settings = config.project_config(root).heartbeat
     if oracle:
@@ -140,6 +145,8 @@ def beat(store: Store, project: Path | str | None = None, *, mode: str | None = 
     if run and mode == "triage":
         raise UsageError("--run works on the goals a heartbeat makes, but --mode triage makes triage items; "
                          "drop one of them")
+    if parallel > 1 and not run:
+        raise UsageError("--parallel says how many goals --run works on at once; add --run")
     if maker is not None and not run:
         raise UsageError("--maker and --maker-cmd say who works on the new goals, which only --run does; add --run")
     checks = checks_for(settings, root)
@@ -151,15 +158,16 @@ def beat(store: Store, project: Path | str | None = None, *, mode: str | None = 
         with store.lock(Path("heartbeat-" + hashlib.sha256(str(root).encode()).hexdigest()[:16])):
             report.findings = _record(store, root, settings, mode, failing, now or datetime.now(UTC))
     if run:
-        _run_open_goals(store, root, settings, report, maker or makers.ClaudeMaker())
+        _run_open_goals(store, root, settings, report, maker or makers.ClaudeMaker(), parallel)
     return report
 
 
-def _run_open_goals(store: Store, root: Path, settings: HeartbeatConfig, report: Report, maker: Maker) -> None:
+def _run_open_goals(store: Store, root: Path, settings: HeartbeatConfig, report: Report, maker: Maker,
+                    parallel: int) -> None:
     """Work on every open heartbeat goal of the project no session holds, oldest first: the ones this
-    heartbeat made and the ones an earlier (plain) one did, judged by the oracle the settings name now."""
-    waiting = [g for g in sorted(store.iter_all(Goal), key=lambda g: g.created_at)
-               if g.project_root == str(root) and g.state == "active" and g.source == "heartbeat" and not g.session_id]
+    heartbeat made and the ones an earlier (plain) one did, judged by the oracle the settings name now;
+    one after another, or ``parallel`` at a time as a wave (wave.py)."""
+    waiting = wave.heartbeat_goals(store, root)
     judge = OracleConfig(provider=settings.oracle, model=settings.oracle_model or goals.DEFAULT_ORACLE_MODEL,
                          command=settings.oracle_command)
     for goal in waiting:
@@ -167,16 +175,21 @@ def _run_open_goals(store: Store, root: Path, settings: HeartbeatConfig, report:
                                                                               judge.command):
             store.update(Goal, goal.goal_id, lambda g: setattr(g, "oracle", judge.model_copy(
                 update={"expect": g.oracle.expect})))
-        try:
-            report.runs.append(runner.run_goal(store, goal.goal_id, maker))
-        except OracleUnavailable as exc:
-            # Nothing was spent and the goals stay open: once an oracle is set up the next --run works on them.
-            left = len(waiting) - len(report.runs)
-            report.blocked = (f"no goal was run: {exc}. For heartbeat goals, put `oracle = \"conditions\"` (or another "
-                              f"oracle) under [heartbeat] in {config.PROJECT_FILE}, or pass --oracle. "
-                              + ("The open heartbeat goal here waits" if left == 1 else
-                                 f"The {left} open heartbeat goals here wait") + " for the next `goal heartbeat --run`")
+    try:
+        if parallel > 1:
+            report.wave = wave.run(store, root, [g.goal_id for g in waiting], parallel,
+                                   maker.command if isinstance(maker, makers.CommandMaker) else None)
+            report.runs = [runner.RunResult(m.goal, m.stop) for m in report.wave.members]
             return
+        for goal in waiting:
+            report.runs.append(runner.run_goal(store, goal.goal_id, maker))
+    except OracleUnavailable as exc:
+        # Nothing was spent and the goals stay open: once an oracle is set up the next --run works on them.
+        left = len(waiting) - len(report.runs)
+        report.blocked = (f"no goal was run: {exc}. For heartbeat goals, put `oracle = \"conditions\"` (or another "
+                          f"oracle) under [heartbeat] in {config.PROJECT_FILE}, or pass --oracle. "
+                          + ("The open heartbeat goal here waits" if left == 1 else
+                             f"The {left} open heartbeat goals here wait") + " for the next `goal heartbeat --run`")
 
 
 def checks_for(settings: HeartbeatConfig, root: Path) -> list[StoppingCondition]:

@@ -11,8 +11,9 @@ and its last commit (``changes``), applied to the user's tree, or by a merge of 
 
 from __future__ import annotations
 
+import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import checkpoint, git, index
@@ -104,6 +105,82 @@ def apply(repo: git.Repo, patch: bytes) -> None:
     """Apply ``patch`` to the user's files (not the index), all of it or nothing."""
     if patch:
         _git(repo, repo.top, "apply", "--whitespace=nowarn", "-", input=patch)
+
+
+def reopen(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
+    """The worktree at ``path`` on the existing branch ``branch`` (started from ``base``): the one a killed run
+    left there, else a new one on that branch, so its work carries on where it stopped."""
+    repo.run(repo.top, "worktree", "prune")  # a folder removed by hand no longer holds the branch
+    here = repo.run(path, "rev-parse", "--show-toplevel", "--abbrev-ref", "HEAD") if path.is_dir() else None
+    if here is not None and here.ok and here.out.decode().split() == [str(path.resolve()), branch]:
+        return Worktree(path.resolve(), branch, base)
+    shutil.rmtree(path, ignore_errors=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _git(repo, repo.top, "worktree", "add", "-q", str(path), branch)
+    return Worktree(path.resolve(), branch, base)
+
+
+def has_branch(repo: git.Repo, branch: str) -> bool:
+    return repo.run(repo.top, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").ok
+
+
+# ---- bringing a worktree's work into the user's tree ------------------------------------------------
+
+@dataclass(frozen=True)
+class Refused:
+    """Work that could not be brought in: the user's tree is as it was."""
+
+    reason: str  # git's words
+    files: list[str] = field(default_factory=list)  # the files in conflict, when git named them
+
+
+def clean(repo: git.Repo) -> bool:
+    """Whether the user's tree is its HEAD: nothing uncommitted, nothing untracked (but ignored files)."""
+    head = repo.run(repo.top, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    status = repo.run(repo.top, "status", "--porcelain", "--untracked-files=normal")
+    return head.ok and status.ok and not status.out.strip()
+
+
+def from_head(repo: git.Repo, base: str) -> bool:
+    """Whether ``base`` (a start commit) is its parent HEAD's tree: the user's tree held no uncommitted work
+    then, so a branch from it carries nothing but its own work."""
+    return repo.run(repo.top, "diff", "--quiet", f"{base}^", base).ok
+
+
+def head(repo: git.Repo) -> str:
+    return _git(repo, repo.top, "rev-parse", "HEAD")
+
+
+def merge(repo: git.Repo, branch: str, message: str) -> Refused | None:
+    """Merge ``branch`` into the user's current branch as a merge commit (never a fast-forward). On a conflict
+    the merge is aborted: the tree and branch are as they were."""
+    # The merge lands on the user's branch: theirs when git knows who they are, else the checkpoints' identity.
+    who = None if repo.run(repo.top, "var", "GIT_COMMITTER_IDENT").ok else checkpoint.IDENTITY
+    done = repo.run(repo.top, "merge", "--no-ff", "--no-edit", "-q", "-m", message, branch, env=who)
+    if done.ok:
+        return None
+    said = (done.out.decode("utf-8", "surrogateescape") + done.err).strip().splitlines()
+    files = repo.run(repo.top, "diff", "--name-only", "--diff-filter=U").out.decode().split("\n")
+    repo.run(repo.top, "merge", "--abort")
+    return Refused(said[-1] if said else "git merge failed", [f for f in files if f])
+
+
+def undo_merge(repo: git.Repo, before: str) -> None:
+    """Take back a merge made on a clean tree: the branch and the files back at ``before``."""
+    _git(repo, repo.top, "reset", "-q", "--hard", before)
+
+
+_APPLY_FILE = re.compile(r"^error: (?:patch failed: (.+):\d+|(.+?): (?:patch does not apply|already exists in "
+                         r"working directory|does not exist in (?:index|working tree)|No such file.*))$", re.M)
+
+
+def try_apply(repo: git.Repo, patch: bytes, *, reverse: bool = False) -> Refused | None:
+    """``apply`` (or with ``reverse``, its undo) that reports a patch that does not apply instead of raising."""
+    done = repo.run(repo.top, "apply", "--whitespace=nowarn", *(["-R"] if reverse else []), "-", input=patch)
+    if done.ok or not patch:
+        return None
+    files = list(dict.fromkeys(a or b for a, b in _APPLY_FILE.findall(done.err)))
+    return Refused((done.err.strip().splitlines() or ["git apply failed"])[-1], files)
 
 
 def remove(repo: git.Repo, tree: Worktree, keep_branch: bool = False) -> None:

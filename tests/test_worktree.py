@@ -73,3 +73,53 @@ def test_an_existing_branch_is_refused_and_kept(git_repo, gc_home):
 def test_outside_git_the_message_says_to_init(tmp_path):
     with pytest.raises(worktree.WorktreeError, match="git init"):
         worktree.open_repo(tmp_path, "goal wave")
+
+
+def _worked(repo, goal_id: str, files: dict[str, str]) -> tuple[worktree.Worktree, str]:
+    tree = worktree.add(repo, worktree.home_for(goal_id) / "w", f"goal/{goal_id}", worktree.start_commit(repo, "s"))
+    for name, text in files.items():
+        (tree.path / name).write_text(text)
+    return tree, worktree.commit(repo, tree, "work")
+
+
+def test_a_merge_that_conflicts_names_the_files_and_leaves_the_tree_as_it_was(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    ours, _ = _worked(repo, "goal-eeeeeeee", {"README.md": "ours\n", "a.txt": "a\n"})
+    theirs, _ = _worked(repo, "goal-ffffffff", {"README.md": "theirs\n"})
+    assert worktree.clean(repo)
+    before = worktree.head(repo)
+    assert worktree.merge(repo, ours.branch, "goal e") is None
+    assert (git_repo / "README.md").read_text() == "ours\n" and git(git_repo, "log", "-1", "--format=%s") == "goal e\n"
+    merged = _state(git_repo)
+    refused = worktree.merge(repo, theirs.branch, "goal f")
+    assert refused is not None and refused.files == ["README.md"] and "conflict" in refused.reason.lower()
+    assert _state(git_repo) == merged
+    worktree.undo_merge(repo, before)
+    assert worktree.head(repo) == before and not (git_repo / "a.txt").exists()
+
+
+def test_a_patch_is_applied_and_reversed_and_one_that_does_not_apply_names_its_files(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    tree, head = _worked(repo, "goal-gggggggg", {"README.md": "fixed\n", "new.txt": "new\n"})
+    patch = worktree.changes(repo, tree, head)
+    (git_repo / "mine.txt").write_text("the user's\n")
+    assert not worktree.clean(repo)
+    assert worktree.try_apply(repo, patch) is None
+    assert (git_repo / "README.md").read_text() == "fixed\n" and (git_repo / "new.txt").exists()
+    assert worktree.try_apply(repo, patch, reverse=True) is None
+    assert (git_repo / "README.md").read_text() == "fixture\n" and not (git_repo / "new.txt").exists()
+    (git_repo / "README.md").write_text("the user's own edit\n")
+    refused = worktree.try_apply(repo, patch)
+    assert refused is not None and refused.files == ["README.md"]
+    assert (git_repo / "README.md").read_text() == "the user's own edit\n" and not (git_repo / "new.txt").exists()
+
+
+def test_reopen_carries_on_in_a_left_worktree_or_makes_one_on_the_kept_branch(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    tree, head = _worked(repo, "goal-hhhhhhhh", {"a.txt": "a\n"})
+    (tree.path / "b.txt").write_text("uncommitted\n")
+    again = worktree.reopen(repo, tree.path, tree.branch, tree.base)
+    assert again == tree and (again.path / "b.txt").exists()  # the very folder, its work in it
+    worktree.remove(repo, tree, keep_branch=True)
+    again = worktree.reopen(repo, tree.path, tree.branch, tree.base)
+    assert (again.path / "a.txt").read_text() == "a\n" and worktree.commit(repo, again, "none") == head

@@ -35,7 +35,7 @@ class TriageItem(Model):
     schema_version: SchemaVersion = 1
     triage_id: str = Field(pattern=TRIAGE_ID_RE.pattern)
     status: Literal["open", "acted", "dismissed"] = "open"
-    source: Literal["escalation", "heartbeat"] = "escalation"
+    source: Literal["escalation", "heartbeat", "wave"] = "escalation"
     goal_id: str | None = Field(default=None, pattern=GOAL_ID_RE.pattern)
     objective: str = Field(min_length=1)
     project_root: str = Field(min_length=1)
