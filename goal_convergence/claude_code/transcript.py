@@ -66,6 +66,7 @@ class _File:
     end: int = 0  # where the next read starts, before any message is held back
     complete: bool = True  # read to its end, not stopped by MAX_READ
     messages: dict[str, _Message] = field(default_factory=dict)
+    newest: str | None = None  # the message of the last line counted (messages are counted in the file's order)
 
 
 def transcript_files(transcript_path: str | Path) -> list[Path]:
@@ -98,14 +99,14 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
             continue
         budget -= found.end - found.start
         # A read cut short by MAX_READ is followed by another, final or not.
-        held = set() if final and found.complete else _newest(found.messages)
+        held = set() if final and found.complete else _newest(found.messages, found.newest)
         for mid, m in found.messages.items():
             if mid not in held:
                 (calls[m.model] if m.model in calls else calls.setdefault(m.model, [])).append(
                     m.usage if isinstance(m.usage, tuple) else cost.usage_counts(m.usage))
         reading.offsets[key] = min((found.messages[mid].first for mid in held), default=found.end)
-        if i == 0 and found.messages:
-            reading.model = max(found.messages.values(), key=lambda m: m.last).model
+        if i == 0 and found.newest is not None:
+            reading.model = found.messages[found.newest].model
     spent: dict[cost.Price, list[tuple[int, ...]]] = {}
     for model, counts in calls.items():
         price = cost.price_for(model)  # one look-up a model, not one a message
@@ -137,7 +138,7 @@ def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _
             start = 0
         found = _File(start=start, end=start)
         stop = min(info.st_size, start + max(0, budget))
-        scan = _Scan(since, found.messages)
+        scan = _Scan(since, found)
         found.end = _read_lines(fd, start, stop, scan)
         if scan.run[0] is not None:
             scan.take(*scan.run)
@@ -191,8 +192,8 @@ class _Scan:
     of any other shape is read by ``transcript_line.may_count`` and ``message``, its run told by
     ``_message_id``. A line without a ``"usage"`` bills nothing, so it neither joins nor ends a run."""
 
-    def __init__(self, since: datetime | None, messages: dict[str, _Message]) -> None:
-        self.since, self.messages = since, messages
+    def __init__(self, since: datetime | None, found: _File) -> None:
+        self.since, self.found, self.messages = since, found, found.messages
         self.names: dict[bytes, str] = {}  # each model's name, decoded once
         self.prefix: bytes | None = None  # the session's fields between parentUuid and the rest, as last seen
         # The run of one message's lines being read: (id, first and last offset, the last line as
@@ -277,6 +278,7 @@ class _Scan:
             return
         seen = self.messages.get(mid)
         self.messages[mid] = _Message(seen.first if seen else first, last, name, usage)
+        self.found.newest = mid
 
 
 def _message_id(buf: bytes, start: int, end: int) -> bytes | None:
@@ -296,12 +298,12 @@ def _before(stamp: object, since: datetime) -> bool:
         return False
 
 
-def _newest(messages: dict[str, _Message]) -> set[str]:
+def _newest(messages: dict[str, _Message], newest: str | None) -> set[str]:
     """The newest message, plus any whose lines interleave with it: held back, so that lines of
     theirs still to be written are read together with the ones already there."""
-    if not messages:
+    if newest is None:
         return set()
-    cut = max(messages.values(), key=lambda m: m.last).first
+    cut = messages[newest].first
     while True:
         held = {mid for mid, m in messages.items() if m.last >= cut}
         earliest = min(messages[mid].first for mid in held)
