@@ -16,8 +16,14 @@ The path comes from the hook's input, so it is read defensively: only a regular 
 FIFO or a device would hang the hook, a directory or a NUL in the path would abort it), and a
 hook reads at most ``MAX_READ`` bytes; the rest is read at the next stop. A line longer than
 ``MAX_LINE`` (no assistant message is: its output is capped far below; a sparse file's zeros or a
-huge tool result may be) is skipped without being held, so every read is linear and bounded in
-memory, and the offset moves past it: a read that starts inside a line skips to its end.
+huge tool result may be) is skipped, so every read is linear, and the offset moves past it: a read
+that starts inside a line skips to its end.
+
+The file is mapped (``mmap``), ``WINDOW`` bytes at a time, not read: the lines are found and compared
+where the page cache holds them, never copied, which is most of what a plain read would cost. The one
+thing a read survives and a map does not is the file cut short in place while it is mapped (the
+process gets SIGBUS): Claude Code only appends to a transcript, and one replaced by another file
+(a new inode) is read from the old mapping unharmed.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from pathlib import Path
 from .. import cost
 from . import transcript_line as lines
 
-WINDOW = 64 << 20  # bytes of the file mapped at a time: bounds the pages held on a first read of a very large file
+WINDOW = 64 << 20  # bytes mapped at a time; a window starts at a line, so any line up to MAX_LINE fits in one
 MAX_READ = 512 << 20  # bytes read per call, over all the session's files
 MAX_LINE = 16 << 20
 # A message's lines come one after another, each with its usage so far: only the last of a run is

@@ -22,6 +22,18 @@ In JSON text a ``"`` inside a string is escaped, so ``"usage"`` found in the byt
 whole string, never a message's words about usage. What the cut cannot see are keys repeated in
 the content's place (``json.loads`` keeps the last) or a message without usage followed by an
 object ending with the line's only ``"usage"``: Claude Code writes neither.
+
+A line in Claude Code's own layout, nearly every line of a transcript, is read without the JSON
+parser at all (transcript.py): its head is compared with bytes the session's earlier lines
+established (``PREFIX``: the scalar fields after ``parentUuid``, none of them a ``"type"``; then a
+user's ``"type":"user"``, skipped, or the assistant's message opening with its model and id,
+``HEAD``), and only the last line of a message's run has its tail matched (``billed``): from the
+content's closing bracket to the end of the line, the message's last scalars, its usage (each count a
+JSON integer), the message closed, then the entry's scalars with its type and timestamp. In a line that
+is JSON, that tail can only be the message's own: the usage's object is closed by the one the
+content's array is in, and the entry closes after it. What it cannot see is the same as above: keys
+repeated in the content's place, or an object beside the message, after it, ending like a message
+does. A line that does not match is read as above.
 """
 
 from __future__ import annotations
