@@ -308,3 +308,10 @@ def test_a_256_mb_line_is_passed_over_and_the_messages_around_it_count(tmp_path)
         fh.write(tool_result("x")[-3:] + claude_line("msg_2", out=2))
     r = read_all(path)
     assert r.tokens == 1001 + 1002 and r.offsets[str(path)] == path.stat().st_size
+
+
+def test_a_file_system_that_cannot_map_the_file_is_read_instead(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(19, "No such device")  # ENODEV: what mmap says on a file system without it
+    monkeypatch.setattr(transcript.mmap, "mmap", refuse)
+    check(tmp_path / "s.jsonl", claude_line("msg_1", out=1), tool_result(BIG), claude_line("msg_2", out=2))

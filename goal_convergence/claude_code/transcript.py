@@ -166,7 +166,7 @@ def _read_lines(fd: int, start: int, stop: int, scan: _Scan) -> int:
     while at < stop:
         base = at - at % mmap.ALLOCATIONGRANULARITY
         end = min(base + WINDOW, stop)
-        view = mmap.mmap(fd, end - base, access=mmap.ACCESS_READ, offset=base)
+        view = _window(fd, base, end)
         cut = view.rfind(b"\n", at - base) + 1
         if cut:
             scan.lines(view, at - base, cut, base)
@@ -178,13 +178,21 @@ def _read_lines(fd: int, start: int, stop: int, scan: _Scan) -> int:
     return stop if stop - at > MAX_LINE else at
 
 
+def _window(fd: int, start: int, end: int) -> mmap.mmap | bytes:
+    """The file's bytes from ``start`` (a multiple of the page size) to ``end``: mapped, or read where
+    the file system cannot map them (they are searched and sliced alike)."""
+    try:
+        return mmap.mmap(fd, end - start, access=mmap.ACCESS_READ, offset=start)
+    except OSError:
+        return os.pread(fd, end - start, start)
+
+
 def _past_line(fd: int, at: int, stop: int) -> int:
     """The offset after the newline that ends the line ``at`` is in, or ``stop``."""
     while at < stop:
         base = at - at % mmap.ALLOCATIONGRANULARITY
         end = min(base + WINDOW, stop)
-        with mmap.mmap(fd, end - base, access=mmap.ACCESS_READ, offset=base) as view:
-            found = view.find(b"\n", at - base)
+        found = _window(fd, base, end).find(b"\n", at - base)
         if found >= 0:
             return base + found + 1
         at = end
