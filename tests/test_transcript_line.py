@@ -279,7 +279,11 @@ def test_session_fields_that_change_midway_and_odd_parents_are_read_alike(tmp_pa
     lines[2] = lines[2].replace('"gitBranch":"main"', '"gitBranch":"fix/the-meter"')
     lines[3] = lines[3].replace('"parentUuid":"a1"', '"parentUuid":"a\\"1"')  # an escaped quote in it
     lines[4] = lines[4].replace('"cwd":"/home/dev/p"', '"cwd":{"x":"/home/dev/p"}')  # not a flat field
-    assert check(tmp_path / "s.jsonl", *lines).tokens == sum(1000 + i for i in range(6))
+    # Escapes in a model and an id, after a line of the usual fields: the same model and the same message as
+    # json.loads decodes them.
+    escaped = claude_line("msg_7", out=7).replace('"claude-sonnet-5"', '"claude-sonnet-\\u0035"')
+    lines += [claude_line("msg_6", out=6), escaped.replace('"msg_7"', '"msg_\\u0037"'), claude_line("msg_7", out=70)]
+    assert check(tmp_path / "s.jsonl", *lines).tokens == sum(1000 + i for i in range(7)) + 1070
 
 
 def test_since_reads_the_timestamp_of_claude_codes_layout(tmp_path):

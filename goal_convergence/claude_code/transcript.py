@@ -271,7 +271,8 @@ class _Scan:
              model: bytes | None) -> None:
         """Count the message of the line ``buf[ls:le]`` (at ``last``; its run of lines began at ``first``)."""
         usage: dict | tuple
-        if head is not None and (bill := lines.billed(buf, ls, le)) is not None:
+        # An id or a model with an escape in it is left to the JSON parser, which decodes it.
+        if head is not None and b"\\" not in key and b"\\" not in model and (bill := lines.billed(buf, ls, le)):
             usage, stamp = bill
             try:
                 mid = key.decode()

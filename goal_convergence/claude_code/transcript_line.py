@@ -112,14 +112,15 @@ def _flat(buf: bytes, start: int, end: int) -> bool:
 # Claude Code's own layout of an entry, read by matching bytes alone (transcript.py's fast path). The
 # head: the entry opens with its parentUuid, then scalar fields of the session (``PREFIX``: none of
 # them a "type"), then either the user's ``"type":"user"`` or the assistant's message with its model
-# and id before its content (``HEAD``).
+# and id before its content (``HEAD``; a model or id holding an escape is left to the JSON parser).
+# A string is matched up to its first quote where that is the regex engine's fastest loop: in a line
+# that is JSON, an escaped quote there would have to be followed by more of the pattern, which holds
+# unescaped quotes, so a match ends where the string does.
 PREFIX = re.compile(rb'\{"parentUuid":(?:null|"[^"\\]*")((?:,"(?!type")[^"\\]*":(?:"[^"\\]*"|true|false|null|-?[0-9]+))*,)'
                     rb'(?="message":\{"model":|"type":"user",)')
-HEAD = re.compile(rb'"message":\{"model":"([^"\\]*)","id":"([^"\\]+)","type":"message","role":"assistant","content":\[')
+HEAD = re.compile(rb'"message":\{"model":"([^"]*)","id":"([^"]+)","type":"message","role":"assistant","content":\[')
 # The tail: the content's closing bracket, the message's last scalars and its usage, then the entry's
-# scalars to the end of the line, its type among them. A string whose value is not read is matched up to
-# its first quote (the regex engine's fastest loop): in a line that is JSON, an escaped quote there would
-# have to be followed by more of the pattern, which holds unescaped quotes, so a match ends where the string does.
+# scalars to the end of the line, its type among them.
 _N = rb"(0|[1-9][0-9]*)"
 _S = rb'"[^"]*"'
 _TAIL = re.compile(rb'\],"stop_reason":(?:null|' + _S + rb'),"stop_sequence":(?:null|' + _S + rb'),"usage":\{'
