@@ -208,7 +208,7 @@ def test_a_huge_line_is_skipped_without_being_held(session):
     finally:
         tracemalloc.stop()
     assert r.dollars == pytest.approx(2 * cost(1000, 100))
-    assert peak < 8 * transcript.BLOCK  # a few blocks in flight, never the 64 MB line
+    assert peak < 4 << 20  # the file is mapped, not copied into Python's heap: never the 64 MB line
 
 
 def test_a_sparse_file_moves_forward_instead_of_being_reread_from_zero(session, monkeypatch):

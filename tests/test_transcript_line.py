@@ -5,6 +5,7 @@ usage, a subagent's usage in a tool result) and however the lines are cut betwee
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,98 @@ def test_reads_cut_anywhere_add_up_to_what_json_loads_counts_and_offsets_only_mo
         offsets = {**offsets, **r.offsets}
     tokens += transcript.read(path, offsets, final=True).tokens
     assert tokens == expected(data.decode())[1]
+
+
+# Claude Code's own layout is read by comparing bytes (transcript.py's fast path): the same traps, read there.
+
+def usage_tail(**more) -> dict:
+    return {"stop_reason": None, "stop_sequence": None, "usage": usage(10**9, 10**9), **more}
+
+
+def test_claude_codes_own_lines_are_read_without_the_json_parser(tmp_path, monkeypatch):
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(claude_line(f"msg_{i}", out=i) + claude_line(f"msg_{i}", out=i + 1) + tool_result(BIG)
+                            for i in range(50)), encoding="utf-8")
+    parsed, real = [], json.loads
+    monkeypatch.setattr(json, "loads", lambda s, *a, **k: parsed.append(s) or real(s, *a, **k))
+    assert read_all(path).tokens == sum(1000 + i + 1 for i in range(50))
+    assert not [s for s in parsed if "msg_" in str(s)]  # the price table may be; no line is
+
+
+def test_the_tail_of_a_message_inside_its_content_is_not_taken_for_its_own(tmp_path):
+    # A tool input and a text holding what the line's tail looks like: structured (its brackets real)
+    # and as words (its quotes escaped); a user's text holding an assistant's head.
+    trap = {"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {"a": [1], **usage_tail()}}
+    fake = json.dumps(usage_tail(), separators=(",", ":")) + '"type":"assistant"'
+    head = '{"parentUuid":"a1","message":{"model":"claude-sonnet-5","id":"msg_9","type":"message","role":"assistant"'
+    r = check(tmp_path / "s.jsonl", claude_user(head), claude_line("msg_1", block=trap, out=7),
+              claude_line("msg_2", block={"type": "text", "text": fake}, out=8), tool_result(head + fake))
+    assert r.tokens == 1007 + 1008
+
+
+def test_a_user_entry_with_an_assistants_message_neither_counts_nor_ends_a_run(tmp_path):
+    user = json.loads(claude_line("msg_1", out=50))
+    user = {**{k: v for k, v in user.items() if k not in ("message", "type")}, "type": "user", "message": user["message"]}
+    r = check(tmp_path / "s.jsonl", claude_line("msg_1", out=7), json.dumps(user, separators=(",", ":")) + "\n")
+    assert r.tokens == 1007
+
+
+def test_repeated_ids_apart_from_each_other_count_once_with_the_last_usage(tmp_path):
+    r = check(tmp_path / "s.jsonl", claude_line("msg_1", out=1), claude_line("msg_2", out=2), tool_result("x"),
+              claude_line("msg_1", out=3), claude_line("msg_2", out=4), claude_line("msg_1", out=5))
+    assert r.tokens == 1005 + 1004
+
+
+def test_crlf_and_odd_whitespace_read_as_json_loads_reads_them(tmp_path):
+    one, two = claude_line("msg_1", out=1), claude_line("msg_2", out=2)
+    spaced = json.dumps(json.loads(claude_line("msg_3", out=3)), ensure_ascii=False) + "\n"  # ", " and ": "
+    check(tmp_path / "s.jsonl", one.replace("\n", "\r\n"), two.replace("\n", " \t\r\n"), spaced, "\r\n", "  \n",
+          claude_line("msg_4", out=4).replace("\n", "\r\n"))
+
+
+def test_session_fields_that_change_midway_and_odd_parents_are_read_alike(tmp_path):
+    lines = [claude_line(f"msg_{i}", out=i) for i in range(6)]
+    lines[0] = lines[0].replace('"parentUuid":"a1"', '"parentUuid":null')
+    lines[2] = lines[2].replace('"gitBranch":"main"', '"gitBranch":"fix/the-meter"')
+    lines[3] = lines[3].replace('"parentUuid":"a1"', '"parentUuid":"a\\"1"')  # an escaped quote in it
+    lines[4] = lines[4].replace('"cwd":"/home/dev/p"', '"cwd":{"x":"/home/dev/p"}')  # not a flat field
+    # Escapes in a model and an id, after a line of the usual fields: the same model and the same message as
+    # json.loads decodes them.
+    escaped = claude_line("msg_7", out=7).replace('"claude-sonnet-5"', '"claude-sonnet-\\u0035"')
+    lines += [claude_line("msg_6", out=6), escaped.replace('"msg_7"', '"msg_\\u0037"'), claude_line("msg_7", out=70)]
+    assert check(tmp_path / "s.jsonl", *lines).tokens == sum(1000 + i for i in range(7)) + 1070
+
+
+def test_since_reads_the_timestamp_of_claude_codes_layout(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(claude_line("msg_1", out=1, stamp="2026-11-30T09:00:00.000Z")
+                    + claude_line("msg_2", out=2, stamp="2026-11-30T11:00:00.000Z"), encoding="utf-8")
+    since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    assert transcript.read(path, {}, since=since, final=True).tokens == 1002
+
+
+def test_lines_across_the_windows_of_the_map_and_one_longer_than_a_window(tmp_path, monkeypatch):
+    monkeypatch.setattr(transcript, "WINDOW", 64 << 10)
+    monkeypatch.setattr(transcript, "MAX_LINE", 32 << 10)
+    text = "".join(claude_line(f"msg_{i}", out=i, block={"type": "text", "text": BIG[:i * 97]}) + tool_result(BIG[:i])
+                   for i in range(120))
+    long = tool_result("y" * (200 << 10))  # longer than a window: skipped, as any line over MAX_LINE
+    check(tmp_path / "s.jsonl", text, long, claude_line("msg_x", out=9), text.replace("msg_", "msg_b"))
+
+
+def test_a_256_mb_line_is_passed_over_and_the_messages_around_it_count(tmp_path):
+    path = tmp_path / "s.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(claude_line("msg_1", out=1) + tool_result("x")[:-3])  # the result's text, still open
+        for _ in range(256):
+            fh.write("z" * (1 << 20))
+        fh.write(tool_result("x")[-3:] + claude_line("msg_2", out=2))
+    r = read_all(path)
+    assert r.tokens == 1001 + 1002 and r.offsets[str(path)] == path.stat().st_size
+
+
+def test_a_file_system_that_cannot_map_the_file_is_read_instead(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(19, "No such device")  # ENODEV: what mmap says on a file system without it
+    monkeypatch.setattr(transcript.mmap, "mmap", refuse)
+    check(tmp_path / "s.jsonl", claude_line("msg_1", out=1), tool_result(BIG), claude_line("msg_2", out=2))

@@ -22,11 +22,24 @@ In JSON text a ``"`` inside a string is escaped, so ``"usage"`` found in the byt
 whole string, never a message's words about usage. What the cut cannot see are keys repeated in
 the content's place (``json.loads`` keeps the last) or a message without usage followed by an
 object ending with the line's only ``"usage"``: Claude Code writes neither.
+
+A line in Claude Code's own layout, nearly every line of a transcript, is read without the JSON
+parser at all (transcript.py): its head is compared with bytes the session's earlier lines
+established (``PREFIX``: the scalar fields after ``parentUuid``, none of them a ``"type"``; then a
+user's ``"type":"user"``, skipped, or the assistant's message opening with its model and id,
+``HEAD``), and only the last line of a message's run has its tail matched (``billed``): from the
+content's closing bracket to the end of the line, the message's last scalars, its usage (each count a
+JSON integer), the message closed, then the entry's scalars with its type and timestamp. In a line that
+is JSON, that tail can only be the message's own: the usage's object is closed by the one the
+content's array is in, and the entry closes after it. What it cannot see is the same as above: keys
+repeated in the content's place, or an object beside the message, after it, ending like a message
+does. A line that does not match is read as above.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 WINDOW = 4096  # bytes of a line's head, and of its tail, read by the cheap path
 
@@ -94,3 +107,37 @@ def _fields(entry: object) -> tuple[object, object, object, object] | None:
 def _flat(buf: bytes, start: int, end: int) -> bool:
     """No object or array opens in the span: it is all at one depth."""
     return buf.find(b"{", start, end) < 0 and buf.find(b"[", start, end) < 0
+
+
+# Claude Code's own layout of an entry, read by matching bytes alone (transcript.py's fast path). The
+# head: the entry opens with its parentUuid, then scalar fields of the session (``PREFIX``: none of
+# them a "type"), then either the user's ``"type":"user"`` or the assistant's message with its model
+# and id before its content (``HEAD``; a model or id holding an escape is left to the JSON parser).
+# A string is matched up to its first quote where that is the regex engine's fastest loop: in a line
+# that is JSON, an escaped quote there would have to be followed by more of the pattern, which holds
+# unescaped quotes, so a match ends where the string does.
+PREFIX = re.compile(rb'\{"parentUuid":(?:null|"[^"\\]*")((?:,"(?!type")[^"\\]*":(?:"[^"\\]*"|true|false|null|-?[0-9]+))*,)'
+                    rb'(?="message":\{"model":|"type":"user",)')
+HEAD = re.compile(rb'"message":\{"model":"([^"]*)","id":"([^"]+)","type":"message","role":"assistant","content":\[')
+# The tail: the content's closing bracket, the message's last scalars and its usage, then the entry's
+# scalars to the end of the line, its type among them.
+_N = rb"(0|[1-9][0-9]*)"
+_S = rb'"[^"]*"'
+_TAIL = re.compile(rb'\],"stop_reason":(?:null|' + _S + rb'),"stop_sequence":(?:null|' + _S + rb'),"usage":\{'
+                   rb'"input_tokens":' + _N + rb',"cache_creation_input_tokens":' + _N + rb',"cache_read_input_tokens":'
+                   + _N + rb',"cache_creation":\{"ephemeral_5m_input_tokens":' + _N + rb',"ephemeral_1h_input_tokens":'
+                   + _N + rb'\},"output_tokens":' + _N + rb',"service_tier":' + _S + rb'\}\},"requestId":' + _S
+                   + rb',"type":"assistant","uuid":' + _S + rb',"timestamp":"([^"\\]*)"\}[ \t\r]*')
+
+
+def billed(buf: bytes, start: int, end: int) -> tuple[tuple[int, int, int, int, int], bytes] | None:
+    """(``cost.usage_counts``, timestamp) of a line whose head ``HEAD`` matched, when its tail is Claude
+    Code's: the usage the message ends with, the entry's type and timestamp after it."""
+    at = buf.rfind(b'],"stop_reason":', start, end)
+    found = _TAIL.fullmatch(buf, at, end) if at >= 0 else None
+    if found is None:
+        return None
+    tokens_in, total, read, w5m, w1h, out, stamp = found.groups()
+    w5m, w1h, rest = int(w5m), int(w1h), int(total)
+    rest -= w5m + w1h  # a cache-write total beyond its split counts as 5-minute writes
+    return (int(tokens_in), w5m + rest if rest > 0 else w5m, w1h, int(read), int(out)), stamp
