@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, plan, tree
+from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, plan, tree, worktree
 from .defaults import DEFAULT_ORACLE_MODEL, OTHER_ORACLE_MODELS
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, UsageError, problems
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, SettingChange,
@@ -50,6 +50,7 @@ class GoalSpec:
     stuck_after: int = 3
     tasks: list[str] = field(default_factory=list)  # the plan's first tasks (plan.py)
     min_confidence: float | None = None
+    attempts: int | None = None  # the makers `goal run` races by default (attempts.py)
     source: str = "user"
     heartbeat: HeartbeatMark | None = None  # the failure a heartbeat made (or found) this goal for
     start: list[ConditionEvidence] | None = None  # a run of these conditions just made (the heartbeat's)
@@ -207,7 +208,7 @@ def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: Or
         stopping_conditions=conds,
         budget=build_budget(spec),
         oracle=oracle,
-        maker=MakerConfig(model=spec.maker_model),
+        maker=MakerConfig(model=spec.maker_model, attempts=spec.attempts),
         session_id=spec.session_id,
         project_root=str(root),
         source=spec.source,  # type: ignore[arg-type]
@@ -257,6 +258,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
     now = now or datetime.now(UTC)
     goal = store.update(Goal, goal_id, lambda g: lifecycle.transition(g, action, now))
     if action == "abandon":
+        worktree.sweep(Path(goal.project_root), goal.goal_id, worktree.ATTEMPTS)  # a killed run's parallel attempts
         if not keep_checkpoints:
             checkpoint.drop(goal.goal_id, goal.project_root)
         notify.goal_ended(store, goal, now)
@@ -269,7 +271,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
 SETTINGS = {"max_iterations": "maxIterations", "max_duration": "maxDuration", "max_dollars": "maxDollars",
             "max_tokens": "maxTokens", "oracle_provider": "oracle", "oracle_model": "oracleModel",
             "oracle_command": "oracleCommand", "expect": "expect", "maker_model": "makerModel",
-            "stuck_after": "stuckAfter", "min_confidence": "minConfidence"}
+            "stuck_after": "stuckAfter", "min_confidence": "minConfidence", "attempts": "attempts"}
 _BUDGET = ("max_iterations", "max_duration", "max_dollars", "max_tokens")
 
 
@@ -278,7 +280,7 @@ def _settings(goal: Goal) -> dict[str, object]:
     return {"maxIterations": b.max_iterations, "maxDuration": b.max_duration, "maxDollars": b.max_dollars,
             "maxTokens": b.max_tokens, "oracle": o.provider, "oracleModel": o.model, "oracleCommand": o.command,
             "expect": o.expect, "makerModel": goal.maker.model, "stuckAfter": goal.stuck_after,
-            "minConfidence": goal.min_confidence}
+            "minConfidence": goal.min_confidence, "attempts": goal.maker.attempts}
 
 
 def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
@@ -304,6 +306,8 @@ def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
     for key in ("stuck_after", "min_confidence"):
         if key in given:
             setattr(goal, key, given[key])
+    if "attempts" in given:
+        goal.maker.attempts = given["attempts"]
     after = _settings(goal)
     changes = [SettingChange(setting=k, before=v, after=after[k]) for k, v in before.items() if after[k] != v]
     if changes:
