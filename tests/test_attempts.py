@@ -121,11 +121,16 @@ def test_three_attempts_the_second_wins_its_work_comes_back_and_nothing_is_left(
 
 
 def test_branch_leaves_the_users_tree_alone_and_the_branch_holds_the_fix(project, gc_home, tmp_path):
-    gid = _new(project)
+    (project / "draft.txt").write_text("the user's uncommitted work\n")
     before = git(project, "status", "--porcelain"), git(project, "rev-parse", "HEAD")
-    run = run_goal(project, "run", gid, "--attempts", "2", "--branch", "fix/answer", "--maker-cmd", _maker(project))
+    run = run_goal(project, "run", "make answer.txt right", "--check", "sh check.sh", "--oracle", "conditions",
+                   "--attempts", "2", "--branch", "fix/answer", "--maker-cmd", _maker(project), "--json")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "its work is on the branch fix/answer" in run.stdout
+    ledger = json.loads(run.stdout)
+    gid = ledger["goalId"]
+    assert "its work is on the branch fix/answer" in ledger["note"]
+    assert _load(gc_home, gid)["maker"]["attempts"] == 2  # the objective form made the goal with its default
+    assert git(project, "show", "fix/answer:draft.txt") == "the user's uncommitted work\n"  # started from the disk
     assert (git(project, "status", "--porcelain"), git(project, "rev-parse", "HEAD")) == before
     assert (project / "answer.txt").read_text() == "wrong\n"
     assert git(project, "show", "fix/answer:answer.txt") == "right\n"
@@ -178,6 +183,16 @@ def test_none_converges_each_attempt_stuck_on_its_own_and_the_triage_item_names_
     html = (tmp_path / "report.html").read_text()
     assert 'id="attempts"' in html and html.count('class="pill a-escalated"') == 1
     assert html.count('class="pill a-stopped"') == 2
+
+
+def test_attempts_need_git_and_say_so_before_any_maker_runs(tmp_path, gc_home, monkeypatch):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "check.sh").write_text("true\n")
+    gid = _new(folder)
+    run = run_goal(folder, "run", gid, "--attempts", "2", "--maker-cmd", "touch made-a-turn")
+    assert run.returncode == 69 and "`git init`" in run.stderr, run.stderr
+    assert not (folder / "made-a-turn").exists() and _load(gc_home, gid)["spent"]["iterations"] == 0
 
 
 def test_attempts_one_is_the_loop_of_before(project, gc_home, tmp_path):
