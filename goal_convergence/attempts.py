@@ -42,11 +42,11 @@ class _Attempt:
 
 @dataclass
 class Raced:
-    """How the race ended: the goal as it is now, every iteration's outcome, and where the winner's work went."""
+    """How the race ended: the goal as it is now, every iteration's outcome, and which attempt won and where its
+    work went (None when none won)."""
 
     goal: Goal
     outcomes: list[engine.Outcome]
-    winner: int | None = None
     note: str | None = None
 
 
@@ -168,7 +168,7 @@ def race(store: Store, goal_id: str, maker: Maker, n: int, *, branch: str | None
             worktree.remove(repo, a.tree, keep_branch=keep and a is winner)
         with contextlib.suppress(OSError):
             worktree.home_for(goal_id).rmdir()
-    return Raced(store.load(Goal, goal_id), running.outcomes, winner.number if winner else None, note)
+    return Raced(store.load(Goal, goal_id), running.outcomes, note)
 
 
 def _bring_back(repo: git.Repo, goal_id: str, winner: _Attempt, branch: str | None) -> tuple[str, bool]:

@@ -66,7 +66,7 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
     their own, and ``branch`` takes the winner's work instead of the user's files (attempts.py)."""
     edges = edges or engine.Edges()
     goal = store.load(Goal, goal_id)
-    n = 1 if workdir is not None and attempts is None else parallel.count(goal, attempts)
+    n = parallel.count(goal, attempts) if workdir is None else 1  # a worktree's goal (a wave's) is one maker
     if goal.state == "active":
         engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)
     claim.take(store, goal_id, edges.now())
