@@ -271,7 +271,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
 SETTINGS = {"max_iterations": "maxIterations", "max_duration": "maxDuration", "max_dollars": "maxDollars",
             "max_tokens": "maxTokens", "oracle_provider": "oracle", "oracle_model": "oracleModel",
             "oracle_command": "oracleCommand", "expect": "expect", "maker_model": "makerModel",
-            "stuck_after": "stuckAfter", "min_confidence": "minConfidence", "attempts": "attempts"}
+            "stuck_after": "stuckAfter", "min_confidence": "minConfidence"}
 _BUDGET = ("max_iterations", "max_duration", "max_dollars", "max_tokens")
 
 
@@ -280,7 +280,7 @@ def _settings(goal: Goal) -> dict[str, object]:
     return {"maxIterations": b.max_iterations, "maxDuration": b.max_duration, "maxDollars": b.max_dollars,
             "maxTokens": b.max_tokens, "oracle": o.provider, "oracleModel": o.model, "oracleCommand": o.command,
             "expect": o.expect, "makerModel": goal.maker.model, "stuckAfter": goal.stuck_after,
-            "minConfidence": goal.min_confidence, "attempts": goal.maker.attempts}
+            "minConfidence": goal.min_confidence}
 
 
 def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
@@ -306,8 +306,6 @@ def change_settings(goal: Goal, given: dict, via: str, now: datetime) -> Goal:
     for key in ("stuck_after", "min_confidence"):
         if key in given:
             setattr(goal, key, given[key])
-    if "attempts" in given:
-        goal.maker.attempts = given["attempts"]
     after = _settings(goal)
     changes = [SettingChange(setting=k, before=v, after=after[k]) for k, v in before.items() if after[k] != v]
     if changes:

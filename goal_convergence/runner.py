@@ -114,6 +114,7 @@ def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.G
     if target is not None and not GOAL_ID_RE.match(target):
         return goals.new_goal(store, new_spec(), on_progress=on_progress).goal_id
     given = dict(given or {})
+    given.pop("attempts", None)  # how this run works (runner.run_goal), not a setting of the goal
     goal_id = target or goals.resolve(store, None, given.pop("project", None)).goal_id
     if given:
         goals.reconfigure(store, goal_id, given, via="goal run")
