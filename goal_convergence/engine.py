@@ -22,9 +22,9 @@ from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integr
 from .store import Store
 
 MAX_RECHECKS = 2
-# How one of several attempts can end on its own (attempts.py): the others may still get there. A spent budget
-# is the goal's, and ends them all.
-ATTEMPT_STOPS = ("stuck", "unfixable", "judge-error")
+# How one of several attempts can end on its own (attempts.py): the others may still get there. A spent budget,
+# or a judge that cannot judge (the same judge for all), is the goal's and ends them all.
+ATTEMPT_STOPS = ("stuck", "unfixable")
 
 
 def _utc_now() -> datetime:

@@ -301,3 +301,30 @@ def test_standings_side_by_side(make_goal):
     assert [(r.attempt, r.state, len(r.iterations), r.best.number, r.dollars, r.reason) for r in rows] == [
         (1, "working", 2, 4, 0.5, "reason 4"), (2, "stopped", 2, 2, 0.5, "reason 3")]
     assert standings.standings(make_goal(history=[it(1, 1, False)])) == []  # one attempt: nothing side by side
+
+
+def test_a_goal_paused_mid_race_stops_every_attempt_and_leaves_no_worktree(store, project, gc_home):
+    from goal_convergence import goals
+
+    goal = Goal(goal_id="goal-paused12", objective="make answer.txt right", project_root=str(project),
+                stopping_conditions=[StoppingCondition(type="custom_command", command="sh check.sh")],
+                budget=Budget(max_iterations=20), oracle=OracleConfig(provider="conditions", model="none"),
+                created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T00:00:00Z")
+    store.create(goal)
+
+    class Pauser(_Paid):
+        paused = None
+        def work(self, goal, hint, goal_file, timeout, cancel=None):
+            report = super().work(goal, hint, goal_file, timeout, cancel)
+            with self.lock:
+                if len(self.turns) >= 5 and not self.paused:  # someone runs `goal pause` while the makers work
+                    self.paused = goals.move(store, goal.goal_id, "pause")
+            return report
+
+    maker = Pauser()
+    result = runner.run_goal(store, goal.goal_id, maker, attempts=2)
+    assert (result.stop, result.exit_code, result.goal.state) == ("paused", 75, "paused")
+    assert result.goal.spent.maker_dollars == pytest.approx(0.1 * len(maker.turns))  # every turn charged
+    assert result.goal.pending is None or result.goal.pending.maker_cost.dollars > 0
+    assert git(project, "worktree", "list").count("\n") == 1 and not worktree.home_for(goal.goal_id).exists()
+    assert git(project, "branch", "--list", "goal/*").split() == []
