@@ -104,7 +104,7 @@ class ClaudeMaker:
         done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
                            env=printmode.detached_env(), cancel=cancel)
         if done.cancelled:  # killed with its session's cost unknown: --max-budget-usd bounded what it could spend
-            return MakerReport(summary="[claude -p was stopped: another attempt won]", failed=True)
+            return MakerReport(summary="[claude -p was stopped: the goal ended in another attempt]", failed=True)
         if done.timed_out:
             return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
         try:
