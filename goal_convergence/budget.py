@@ -59,6 +59,13 @@ def exhausted(goal: Goal, active_seconds: float | None = None) -> StopReason | N
     return None
 
 
+def seconds_left(goal: Goal) -> float | None:
+    """The wall time a maker's turn may still take (at least a second), None without a time limit."""
+    if goal.budget.max_duration is None:
+        return None
+    return max(1.0, parse_duration(goal.budget.max_duration) - goal.spent.active_seconds)
+
+
 def dollars_left(goal: Goal) -> float | None:
     if goal.budget.max_dollars is None:
         return None

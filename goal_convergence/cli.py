@@ -32,7 +32,7 @@ import click
 from . import diff_command, index, rewind_command, wave_command
 from .actions.commands import action_group
 from .errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
-from .options import budget_options, given, goal_options, report_options, session_option, spec_from
+from .options import attempts_option, budget_options, given, goal_options, report_options, session_option, spec_from
 
 if TYPE_CHECKING:
     from .render import LiveProgress
@@ -102,6 +102,7 @@ def cli() -> None:
 @cli.command("new")
 @click.argument("objective")
 @goal_options
+@attempts_option
 @budget_options(defaults=True)
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def new_cmd(objective: str, json_out: bool, **options) -> None:
@@ -228,11 +229,13 @@ def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goal
 @budget_options(defaults=True)
 @click.option("--maker", type=click.Choice(["claude"]), help="The maker: Claude Code in print mode (default).")
 @click.option("--maker-cmd", help="The maker: any shell command (gets GOAL_HINT and GOAL_FILE).")
+@attempts_option
+@click.option("--branch", help="Leave the converged work on a new branch of this name, not in your files.")
 @click.option("--json", "json_out", is_flag=True, help="Print the ledger {met, stop, turns, totalCostUsd, evidence}.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), hidden=True,
               help="A wave's worktree to work in (wave.py); the goal file keeps naming the project.")
-def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_out: bool, workdir: Path | None,
-            **options) -> int:
+def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, branch: str | None, json_out: bool,
+            workdir: Path | None, **options) -> int:
     """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
     (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
     from . import makers, render, runner
@@ -246,9 +249,9 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, json_o
         from .wave import interrupt_on_term
 
         interrupt_on_term()
-    result = runner.run_goal(store, goal_id, chosen, workdir=workdir,
+    result = runner.run_goal(store, goal_id, chosen, attempts=options.get("attempts"), branch=branch, workdir=workdir,
                              on_iteration=(lambda o: click.echo(render.iteration_line(o), err=True)) if live else None)
-    _echo_json(result.ledger()) if json_out else click.echo(render.run_summary(result.goal, result.stop))
+    _echo_json(result.ledger()) if json_out else click.echo(render.run_summary(result.goal, result.stop, result.note))
     return result.exit_code
 
 

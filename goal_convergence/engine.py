@@ -22,6 +22,9 @@ from .models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integr
 from .store import Store
 
 MAX_RECHECKS = 2
+# How one of several attempts can end on its own (attempts.py): the others may still get there. A spent budget,
+# or a judge that cannot judge (the same judge for all), is the goal's and ends them all.
+ATTEMPT_STOPS = ("stuck", "unfixable")
 
 
 def _utc_now() -> datetime:
@@ -54,6 +57,15 @@ class MakerReport:
     transcript_offsets: dict[str, int] = field(default_factory=dict)
     failed: bool = False
     session_id: str | None = None  # the headless claude maker's session, resumed next time
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One of several makers racing on a goal (attempts.py): its number, and whether other attempts still work,
+    so that its own end (ATTEMPT_STOPS) ends it alone and the goal carries on."""
+
+    number: int
+    others: bool = False
 
 
 @dataclass
@@ -207,11 +219,12 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
 def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *, stuck_cap: int | None = None,
                   on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
                   edges: Edges | None = None, settle: MakerWork | None = None,
-                  workdir: Path | None = None) -> Outcome:
+                  workdir: Path | None = None, attempt: Attempt | None = None) -> Outcome:
     """Run one whole iteration for an active goal and persist it. ``maker`` is charged first.
     ``settle`` is what the maker did that no later iteration will charge when the loop ends here (a
     Stop's held-back message, claude_code/hooks.py): charged, and the clock stopped, with the record.
-    ``workdir`` is where the work is when it is not the goal's project: a worktree of it (worktree.py)."""
+    ``workdir`` is where the work is when it is not the goal's project: a worktree of it (worktree.py);
+    ``attempt``, which of several parallel attempts did it (its own history is what the iteration is judged on)."""
     edges = edges or Edges()
     clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
@@ -224,7 +237,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         goal = record_maker(store, goal_id, MakerReport(), now=clock())
     pending = goal.pending
     assert pending is not None
-    goal = at(goal, workdir)
+    goal = at(goal, workdir, attempt.number if attempt else None)
     root = Path(goal.project_root)
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
@@ -258,15 +271,23 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
         judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
-        integrity=guard, checkpoint=taken.checkpoint,
+        integrity=guard, checkpoint=taken.checkpoint, attempt=attempt.number if attempt else None,
     )
-    return _persist(store, goal_id, record, decision, edges, settle, checkpoints_off=taken.off)
+    ends = attempt is None or not attempt.others or decision.stop_reason not in ATTEMPT_STOPS
+    return _persist(store, goal_id, record, decision, edges, settle, checkpoints_off=taken.off, ends_goal=ends)
 
 
-def at(goal: Goal, workdir: Path | None) -> Goal:
+def at(goal: Goal, workdir: Path | None, attempt: int | None = None) -> Goal:
     """The goal as its work in ``workdir`` sees it: every check, the guard, the judge and the checkpoint look
-    there. A copy, never saved: the goal file keeps naming the project."""
-    return goal if workdir is None else goal.model_copy(update={"project_root": str(workdir)})
+    there. With ``attempt``, its history is that attempt's own iterations: its hint, its progress (stuck
+    detection), its judge errors, the oracle's recent iterations and its next checkpoint's parent.
+    A copy, never saved: the goal file keeps naming the project and holding every iteration."""
+    update: dict[str, Any] = {}
+    if workdir is not None:
+        update["project_root"] = str(workdir)
+    if attempt is not None:
+        update["history"] = [it for it in goal.history if it.attempt == attempt]
+    return goal.model_copy(update=update) if update else goal
 
 
 def carries_on(goal: Goal, decision: Decision) -> bool:
@@ -275,13 +296,13 @@ def carries_on(goal: Goal, decision: Decision) -> bool:
 
 
 def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, edges: Edges,
-             settle: MakerWork | None, checkpoints_off: str | None = None) -> Outcome:
+             settle: MakerWork | None, checkpoints_off: str | None = None, ends_goal: bool = True) -> Outcome:
     now = edges.now()
 
     def change(goal: Goal) -> Goal:
         if goal.spent.iterations < record.number:
             goal.checkpoints_off = checkpoints_off
-        _record(goal, record, decision, now)
+        _record(goal, record, decision, now, ends_goal)
         if settle is not None and not carries_on(goal, decision):
             # No judge will see this work, so the maker's model is not checked against the oracle's here.
             _charge_maker(goal, settle(goal) if callable(settle) else settle, now, detach=True)
@@ -292,7 +313,7 @@ def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, 
     return Outcome(goal, decision, record)
 
 
-def _record(goal: Goal, record: Iteration, decision: Decision, now: datetime) -> None:
+def _record(goal: Goal, record: Iteration, decision: Decision, now: datetime, ends_goal: bool = True) -> None:
     if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash, or a second runner
         return
     _charge(goal, record.number, record.oracle_cost, now)
@@ -303,7 +324,7 @@ def _record(goal: Goal, record: Iteration, decision: Decision, now: datetime) ->
         return
     if decision.action == "converge":
         lifecycle.transition(goal, "converge", now)
-    elif decision.action == "stop":
+    elif decision.action == "stop" and ends_goal:
         _escalate(goal, decision, now)
 
 

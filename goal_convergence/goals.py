@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, plan, tree
+from . import budget, checkpoint, conditions, cost, index, inference, integrity, lifecycle, notify, plan, tree, worktree
 from .defaults import DEFAULT_ORACLE_MODEL, OTHER_ORACLE_MODELS
 from .errors import AmbiguousGoal, GoalNotFound, IllegalTransition, InvalidInput, PriceUnknown, UsageError, problems
 from .models import (Budget, ConditionEvidence, Goal, HeartbeatMark, MakerConfig, OracleConfig, SettingChange,
@@ -50,6 +50,7 @@ class GoalSpec:
     stuck_after: int = 3
     tasks: list[str] = field(default_factory=list)  # the plan's first tasks (plan.py)
     min_confidence: float | None = None
+    attempts: int | None = None  # the makers `goal run` races by default (attempts.py)
     source: str = "user"
     heartbeat: HeartbeatMark | None = None  # the failure a heartbeat made (or found) this goal for
     start: list[ConditionEvidence] | None = None  # a run of these conditions just made (the heartbeat's)
@@ -207,7 +208,7 @@ def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: Or
         stopping_conditions=conds,
         budget=build_budget(spec),
         oracle=oracle,
-        maker=MakerConfig(model=spec.maker_model),
+        maker=MakerConfig(model=spec.maker_model, attempts=spec.attempts),
         session_id=spec.session_id,
         project_root=str(root),
         source=spec.source,  # type: ignore[arg-type]
@@ -257,6 +258,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
     now = now or datetime.now(UTC)
     goal = store.update(Goal, goal_id, lambda g: lifecycle.transition(g, action, now))
     if action == "abandon":
+        worktree.sweep(Path(goal.project_root), goal.goal_id, worktree.ATTEMPTS)  # a killed run's parallel attempts
         if not keep_checkpoints:
             checkpoint.drop(goal.goal_id, goal.project_root)
         notify.goal_ended(store, goal, now)

@@ -6,6 +6,7 @@ In Claude Code the session itself is the maker and none of this runs; the Stop h
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -27,7 +28,10 @@ _RESULT_BYTES = 16 << 20
 class Maker(Protocol):
     name: str
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport: ...
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
+        """One turn of work on ``goal`` in its project root; ``cancel``, once set, ends it (its whole process
+        group) early: another attempt at the goal won (attempts.py)."""
 
 
 def first_prompt(goal: Goal) -> str:
@@ -58,11 +62,12 @@ class CommandMaker:
     command: str
     name: str = "command"
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
         env = {**os.environ, "GOAL_HINT": hint, "GOAL_FILE": str(goal_file), "GOAL_ID": goal.goal_id,
                "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1),
                "GOAL_TASKS": "\n".join(f"{t.id} {t.title}" for t in plan.open_tasks(goal.tasks))}
-        result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env)
+        result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env, cancel=cancel)
         summary = result.tail
         failed = result.timed_out or result.exit_code != 0
         if failed:
@@ -93,10 +98,13 @@ class ClaudeMaker:
         model = self.model or goal.maker.model
         return args + (["--model", model] if model else [])
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> MakerReport:
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
         out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
         done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
-                           env=printmode.detached_env())
+                           env=printmode.detached_env(), cancel=cancel)
+        if done.cancelled:  # killed with its session's cost unknown: --max-budget-usd bounded what it could spend
+            return MakerReport(summary="[claude -p was stopped: the goal ended in another attempt]", failed=True)
         if done.timed_out:
             return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
         try:

@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 session_option = click.option("--session", "session_id", help="Bind the goal to this Claude Code session.")
 
 
+# `goal new` stores it as the goal's default; `goal run` uses it (and stores it) for the run.
+attempts_option = click.option(
+    "--attempts", type=click.IntRange(1, 8), default=None,
+    help="Makers racing on the goal at once, each in a git worktree of its own; the first to converge wins "
+         "(default: the goal's own, else 1).")
+
+
 def budget_options(defaults: bool):
     """--max-iterations/--max-duration/--max-dollars/--max-tokens; ``defaults`` only for new goals."""
     def wrap(fn):

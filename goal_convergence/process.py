@@ -379,13 +379,13 @@ class CommandResult:
 
 
 def run_command(command: str, root: Path, *, timeout: float | None = None,
-                env: Mapping[str, str] | None = None) -> CommandResult:
+                env: Mapping[str, str] | None = None, cancel: threading.Event | None = None) -> CommandResult:
     """Run a shell command line as conditions run (own process group, no stdin, bounded output).
 
-    ``timeout`` None waits for as long as the command runs. Makers use it."""
+    ``timeout`` None waits for as long as the command runs; ``cancel`` set ends its group early. Makers use it."""
     capture = Capture()
     try:
-        done = run(shell(command), Path(root), capture, timeout=timeout, env=env)
+        done = run(shell(command), Path(root), capture, timeout=timeout, env=env, cancel=cancel)
     except OSError as e:
         raise GoalConvergenceError(f"could not start {command!r} in {root} ({e}); check that the folder exists "
                                    "and is readable") from e

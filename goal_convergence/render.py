@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, TextIO
 
-from . import inference, plan, trend
+from . import inference, plan, standings, trend
 from .models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from .text import clip, money, plural
 
@@ -56,6 +56,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     lines += plan_lines(goal)
     lines += integrity_lines(goal)
     lines += checkpoint_lines(goal)
+    lines += attempt_lines(goal)
     lines += escalation_lines(goal)
     lines += [f"settings changed {c.at[:16].replace('T', ' ')} by `{c.via}`: "
               + ", ".join(f"{d.setting} {d.before} -> {d.after}" for d in c.changes) for c in goal.settings_history[-3:]]
@@ -63,7 +64,8 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     for it in goal.history[-5:]:
         passing = sum(c.passed for c in it.conditions)
         age = duration((now - parse_iso(it.ended_at)).total_seconds())
-        lines.append(f"  #{it.number} {it.decision.action:<8} {passing}/{len(it.conditions)} passing, {age} ago")
+        lines.append(f"  #{it.number} {it.decision.action:<8} {passing}/{len(it.conditions)} passing, {age} ago"
+                     + (f" (attempt {it.attempt})" if it.attempt else ""))
     if goal.last_hint and goal.state != "converged":  # a converged goal's last hint is no longer advice
         lines.append(f"last hint: {goal.last_hint}")
     return "\n".join(lines)
@@ -94,6 +96,19 @@ def checkpoint_lines(goal: Goal) -> list[str]:
         return []
     return [f"checkpoints: {len(kept)}, the latest of iteration {kept[-1]} (`goal diff {goal.goal_id} N`, "
             f"`goal rewind {goal.goal_id} N`)"]
+
+
+def attempt_lines(goal: Goal) -> list[str]:
+    """The parallel attempts side by side, when more than one has worked the goal."""
+    rows = standings.standings(goal)
+    if not rows:
+        return []
+    lines = [f"attempts: {len(rows)}", f"  {'#':<3} {'STATE':<9} {'ITER':>4} {'BEST':>6} {'COST':>9}  LAST REASON"]
+    for r in rows:
+        best = f"{standings.passing(r.best)}/{len(r.best.conditions)}"
+        lines.append(f"  {r.attempt:<3} {r.state:<9} {len(r.iterations):>4} {best:>6} {money(r.dollars):>9}  "
+                     f"{clip(r.reason.replace(chr(10), ' '), 70)}")
+    return lines
 
 
 def plan_lines(goal: Goal) -> list[str]:
@@ -173,13 +188,14 @@ def iteration_line(outcome) -> str:
     goal, it, d = outcome.goal, outcome.iteration, outcome.decision
     passing = f"{sum(c.passed for c in it.conditions)}/{len(it.conditions)} passing" if it else "no checks"
     what = d.action if d.action != "stop" else f"stop: {d.stop_reason}"
-    return (f"iteration {goal.spent.iterations}/{goal.budget.max_iterations or '∞'}: {passing}, "
+    return ((f"attempt {it.attempt}: " if it and it.attempt else "") + f"iteration {goal.spent.iterations}/{goal.budget.max_iterations or '∞'}: {passing}, "
             f"{money(goal.spent.dollars)}, {duration(goal.spent.active_seconds)} active -> {what}")
 
 
-def run_summary(goal: Goal, stop: str) -> str:
+def run_summary(goal: Goal, stop: str, note: str | None = None) -> str:
     lines = [f"{goal.goal_id}: {stop} after {plural(goal.spent.iterations, 'iteration')}, "
              f"{duration(goal.spent.active_seconds)} active, {money(goal.spent.dollars)}"]
+    lines += [note] if note else []
     if goal.escalation and goal.escalation.triage_id:
         lines.append(f"escalated: triage item {goal.escalation.triage_id} (`goal triage show {goal.escalation.triage_id}`)")
     if stop not in ("converged",) and goal.last_hint:
@@ -218,6 +234,8 @@ def triage_item(item) -> str:
         best = item.best_checkpoint
         lines.append(f"best checkpoint: iteration {best.iteration} ({best.passing}/{best.conditions} conditions "
                      f"passing); restore it with `{best.restore}`")
+    lines += [f"  attempt {a.attempt}: best iteration {a.iteration} ({a.passing}/{a.conditions} passing); restore it "
+              f"with `{a.restore}`" for a in item.attempts]
     lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "
                  f"`goal triage dismiss {item.triage_id}`")
     return "\n".join(lines)

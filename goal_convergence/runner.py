@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import attempts as parallel
 from . import budget, claim, engine, goals
 from .makers import Maker
 from .models import EXIT_CODES, GOAL_ID_RE, Goal
@@ -24,6 +25,7 @@ class RunResult:
     goal: Goal
     stop: str  # a stop reason, or "paused"
     outcomes: list[engine.Outcome] = field(default_factory=list)
+    note: str | None = None  # with parallel attempts: which won, and where its work went
 
     @property
     def exit_code(self) -> int:
@@ -39,6 +41,7 @@ class RunResult:
             "turns": g.spent.iterations,
             "totalCostUsd": round(g.spent.dollars, 6),
             "triageId": g.escalation.triage_id if g.escalation else None,
+            **({"note": self.note} if self.note else {}),
             "evidence": [
                 {"iteration": it.number, "action": it.decision.action, "stopReason": it.decision.stop_reason,
                  "passing": sum(c.passed for c in it.conditions), "conditions": len(it.conditions),
@@ -46,33 +49,35 @@ class RunResult:
                  "judgeError": it.judge_error, "hint": it.decision.hint,
                  "census": [c.census.dump() if c.census else None for c in it.conditions],
                  "integrity": it.integrity.dump() if it.integrity else None,
-                 "treeFingerprint": it.tree_fingerprint,
+                 "treeFingerprint": it.tree_fingerprint, **({"attempt": it.attempt} if it.attempt else {}),
                  "costUsd": round(it.maker_cost.dollars + it.oracle_cost.dollars, 6)}
                 for it in g.history
             ],
         }
 
 
-def _remaining_seconds(goal: Goal) -> float | None:
-    if goal.budget.max_duration is None:
-        return None
-    return max(1.0, budget.parse_duration(goal.budget.max_duration) - goal.spent.active_seconds)
-
-
 def run_goal(store: Store, goal_id: str, maker: Maker, *,
              on_iteration: Callable[[engine.Outcome], None] | None = None,
              on_progress: Callable | None = None, edges: engine.Edges | None = None,
-             workdir: Path | None = None) -> RunResult:
+             workdir: Path | None = None, attempts: int | None = None, branch: str | None = None) -> RunResult:
     """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``. ``edges`` are the
     engine's (its clock included); tests hand in fakes. ``workdir``: a worktree to work in instead of the
-    goal's project (engine.at)."""
+    goal's project (engine.at). ``attempts`` (default: the goal's own, else one) makers race in worktrees of
+    their own, and ``branch`` takes the winner's work instead of the user's files (attempts.py)."""
     edges = edges or engine.Edges()
     goal = store.load(Goal, goal_id)
+    n = parallel.count(goal, attempts) if workdir is None else 1  # a worktree's goal (a wave's) is one maker
     if goal.state == "active":
         engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)
     claim.take(store, goal_id, edges.now())
     try:
         with claim.working(store, goal_id, edges.now):
+            if workdir is None and goal.state == "active":
+                parallel.sweep(goal)  # what a killed run of its attempts left
+                if n > 1 or branch:
+                    raced = parallel.race(store, goal_id, maker, n, branch=branch, edges=edges,
+                                          on_iteration=on_iteration, on_progress=on_progress)
+                    return RunResult(raced.goal, raced.goal.stop_reason or "paused", raced.outcomes, raced.note)
             return _loop(store, goal_id, maker, edges, on_iteration, on_progress, workdir)
     finally:
         claim.release(store, goal_id, edges.now())
@@ -92,7 +97,7 @@ def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
             return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
         if goal.pending is None:
             report = maker.work(engine.at(goal, workdir), goal.last_hint, store.path_for(Goal, goal_id),
-                                _remaining_seconds(goal))
+                                budget.seconds_left(goal))
             goal = engine.record_maker(store, goal_id, report, now=edges.now())
             if goal.state != "active":
                 continue
@@ -109,6 +114,7 @@ def target_goal(store: Store, target: str | None, new_spec: Callable[[], goals.G
     if target is not None and not GOAL_ID_RE.match(target):
         return goals.new_goal(store, new_spec(), on_progress=on_progress).goal_id
     given = dict(given or {})
+    given.pop("attempts", None)  # how this run works (runner.run_goal), not a setting of the goal
     goal_id = target or goals.resolve(store, None, given.pop("project", None)).goal_id
     if given:
         goals.reconfigure(store, goal_id, given, via="goal run")

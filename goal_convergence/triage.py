@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import checkpoint, goals, mask
+from . import checkpoint, goals, mask, standings
 from .errors import IllegalTransition
-from .models import BestCheckpoint, FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
+from .models import AttemptBest, BestCheckpoint, FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
 from .store import Store
 
 
@@ -46,6 +46,7 @@ def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> Tr
         integrity=last.integrity if last else None,
         start_census=list(goal.baseline.census) if goal.baseline else [],
         best_checkpoint=best_checkpoint(goal),
+        attempts=attempt_bests(goal),
         spent=goal.spent.model_copy(),
         iterations=goal.spent.iterations,
         created_at=stamp,
@@ -63,6 +64,18 @@ def best_checkpoint(goal: Goal) -> BestCheckpoint | None:
     return BestCheckpoint(iteration=best.number, passing=sum(c.passed for c in best.conditions),
                           conditions=len(best.conditions), checkpoint=best.checkpoint,
                           restore=checkpoint.restore_command(goal.goal_id, best.number))
+
+
+def attempt_bests(goal: Goal) -> list[AttemptBest]:
+    """With parallel attempts: each one's best checkpoint (``checkpoint.best`` of its own iterations)."""
+    out = []
+    for row in standings.standings(goal):
+        best = checkpoint.best(goal.model_copy(update={"history": row.iterations}))
+        if best is not None:
+            out.append(AttemptBest(attempt=row.attempt, iteration=best.number, passing=standings.passing(best),
+                                   conditions=len(best.conditions),
+                                   restore=checkpoint.restore_command(goal.goal_id, best.number)))
+    return out
 
 
 def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:

@@ -11,6 +11,7 @@ and its last commit (``changes``), applied to the user's tree, or by a merge of 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from . import checkpoint, git, index
 from .errors import EXIT_UNAVAILABLE, GoalConvergenceError
 
 FOLDER = "worktrees"
+ATTEMPTS = "attempt-"  # the names of a goal's parallel attempts' worktrees (attempts.py): attempt-1, attempt-2, ...
 
 
 class WorktreeError(GoalConvergenceError):
@@ -73,12 +75,30 @@ def home_for(goal_id: str) -> Path:
     return index.home() / FOLDER / goal_id
 
 
-def add(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
-    """A new worktree at ``path`` on a new branch ``branch`` at ``base``. A branch of that name is refused:
-    it may hold someone's work."""
+def branch_for(goal_id: str, name: str) -> str:
+    """The branch of a goal's worktree named ``name`` (its folder under ``home_for``)."""
+    return f"goal/{goal_id}/{name}"
+
+
+def refuse_branch(repo: git.Repo, branch: str) -> None:
+    """Raise unless ``branch`` is a branch name that is free: an existing branch may hold someone's work."""
+    if not repo.run(repo.top, "check-ref-format", "--branch", branch).ok:
+        raise WorktreeError(f"{branch!r} is not a branch name git accepts; name another (see `git check-ref-format`)")
     if repo.run(repo.top, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").ok:
         raise WorktreeError(f"the branch {branch} exists already; delete it (git branch -D {branch}) or name "
                             "another, then try again")
+
+
+def name_branch(repo: git.Repo, branch: str, commit: str) -> None:
+    """A new branch ``branch`` at ``commit`` (refused when it exists)."""
+    refuse_branch(repo, branch)
+    _git(repo, repo.top, "branch", branch, commit)
+
+
+def add(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
+    """A new worktree at ``path`` on a new branch ``branch`` at ``base``. A branch of that name is refused:
+    it may hold someone's work."""
+    refuse_branch(repo, branch)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     _git(repo, repo.top, "worktree", "add", "-q", "-b", branch, str(path), base)
     return Worktree(path.resolve(), branch, base)
@@ -191,3 +211,29 @@ def remove(repo: git.Repo, tree: Worktree, keep_branch: bool = False) -> None:
         repo.run(repo.top, "worktree", "prune")
     if not keep_branch:
         repo.run(repo.top, "branch", "-D", "-q", tree.branch)
+
+
+def sweep(root: Path, goal_id: str, prefix: str) -> list[Path]:
+    """Remove what a killed run left of a goal's worktrees whose names start with ``prefix``: their folders
+    under ``home_for(goal_id)`` and their branches (``branch_for``). No git call when the goal has no folder."""
+    folder = home_for(goal_id)
+    if not folder.is_dir():
+        return []
+    left = sorted(folder.glob(f"{prefix}*"))
+    try:
+        repo = git.open_repo(Path(root))
+    except git.UnsafeRepository:
+        repo = None
+    for path in left:
+        if repo is None:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            remove(repo, Worktree(path, branch_for(goal_id, path.name), ""))
+    if repo is not None:  # a run killed between a folder's removal and its branch's
+        found = repo.run(repo.top, "for-each-ref", "--format=%(refname:short)",
+                         f"refs/heads/{branch_for(goal_id, prefix)}*")
+        for branch in found.out.decode("utf-8", "surrogateescape").split() if found.ok else []:
+            repo.run(repo.top, "branch", "-D", "-q", branch)
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # only when nothing else (another kind of worktree of the goal) is left in it
+    return left

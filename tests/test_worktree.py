@@ -123,3 +123,24 @@ def test_reopen_carries_on_in_a_left_worktree_or_makes_one_on_the_kept_branch(gi
     worktree.remove(repo, tree, keep_branch=True)
     again = worktree.reopen(repo, tree.path, tree.branch, tree.base)
     assert (again.path / "a.txt").read_text() == "a\n" and worktree.commit(repo, again, "none") == head
+
+
+def test_sweep_removes_a_goals_leftover_worktrees_and_branches_of_that_kind_only(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    base = worktree.start_commit(repo, "s")
+    gid = "goal-eeeeeeee"
+    for name in ("attempt-1", "attempt-2", "other-1"):
+        worktree.add(repo, worktree.home_for(gid) / name, worktree.branch_for(gid, name), base)
+    git(git_repo, "branch", worktree.branch_for(gid, "attempt-9"), base)  # its folder was gone already
+    swept = worktree.sweep(git_repo, gid, worktree.ATTEMPTS)
+    assert [p.name for p in swept] == ["attempt-1", "attempt-2"]
+    left = git(git_repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/goal/{gid}/")
+    assert left.split() == [f"goal/{gid}/other-1"]
+    assert [p.name for p in worktree.home_for(gid).iterdir()] == ["other-1"]
+    assert worktree.sweep(git_repo, "goal-ffffffff", worktree.ATTEMPTS) == []  # no folder: nothing to do
+
+
+def test_a_branch_name_git_refuses_is_refused(git_repo, gc_home):
+    repo = worktree.open_repo(git_repo, "the test")
+    with pytest.raises(worktree.WorktreeError, match="not a branch name"):
+        worktree.refuse_branch(repo, "bad..name")

@@ -4,15 +4,15 @@ from ..index import GOAL_ID_RE
 from .base import (DURATION_PATTERN, EXIT_CODES, TRIAGE_ID_RE, Blocker, ConditionType, Model, StopReason,
                    new_id, now_iso, parse_iso)
 from .evidence import Baseline, Census, ConditionEvidence, Integrity, IntegrityIssue, PristineRun, Rerun, TestOutcome
-from .goal import (Budget, Checkpoint, ChildGroup, Cost, Escalation, Goal, HeartbeatMark, Iteration, MakerConfig, OracleConfig,
+from .goal import (MAX_ATTEMPTS, Budget, Checkpoint, ChildGroup, Cost, Escalation, Goal, HeartbeatMark, Iteration, MakerConfig, OracleConfig,
                    OracleProvider, Pending, ProtectedFile, RunChildren, Runner, SettingChange, SettingsChange, Spent,
                    StoppingCondition, Task,
                    check_threshold)
-from .triage import BestCheckpoint, FailingCondition, TriageItem
+from .triage import AttemptBest, BestCheckpoint, FailingCondition, TriageItem
 from .verdict import ConditionResult, Decision, TaskChanges, Unfixable, Verdict
 
 __all__ = [
-    "DURATION_PATTERN", "EXIT_CODES", "GOAL_ID_RE", "TRIAGE_ID_RE", "Baseline", "BestCheckpoint", "Blocker", "Budget",
+    "DURATION_PATTERN", "EXIT_CODES", "GOAL_ID_RE", "MAX_ATTEMPTS", "TRIAGE_ID_RE", "AttemptBest", "Baseline", "BestCheckpoint", "Blocker", "Budget",
     "Census", "Checkpoint", "ChildGroup", "ConditionEvidence", "ConditionResult", "ConditionType", "Cost", "Decision", "Escalation",
     "FailingCondition", "Goal", "HeartbeatMark", "Integrity", "IntegrityIssue", "Iteration", "MakerConfig", "Model",
     "OracleConfig", "OracleProvider", "Pending", "PristineRun", "ProtectedFile", "Rerun", "RunChildren", "Runner",

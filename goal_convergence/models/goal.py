@@ -12,6 +12,8 @@ from .base import (DURATION_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model
 from .evidence import Baseline, ConditionEvidence, Integrity
 from .verdict import Decision, Verdict
 
+# Makers racing on one goal: each runs its checks too, so past a few they mostly queue for the machine.
+MAX_ATTEMPTS = 8
 GoalState = Literal["active", "paused", "converged", "escalated", "failed"]
 Source = Literal["user", "heartbeat", "triage"]
 OracleProvider = Literal["auto", "anthropic", "claude-cli", "command", "conditions"]
@@ -82,6 +84,9 @@ class MakerConfig(Model):
     model: str | None = None
     session_id: str | None = Field(default=None, description="The headless `claude -p` maker's own session, "
                                                              "resumed each iteration.")
+    attempts: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS, exclude_if=lambda v: v is None,
+                                 description="How many makers `goal run` races on the goal by default, each in a "
+                                             "worktree of its own (attempts.py); unset: one, in the project.")
 
 
 class Spent(Model):
@@ -144,6 +149,8 @@ class Iteration(Model):
     oracle_cost: Cost = Field(default_factory=Cost)
     integrity: Integrity | None = None
     checkpoint: Checkpoint | None = Field(default=None, exclude_if=lambda v: v is None)
+    attempt: PosInt | None = Field(default=None, exclude_if=lambda v: v is None,
+                                   description="Which of the goal's parallel attempts made it (`goal run --attempts`).")
 
 
 class Pending(Model):

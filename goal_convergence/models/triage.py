@@ -29,6 +29,16 @@ class BestCheckpoint(Model):
     restore: str = Field(min_length=1)
 
 
+class AttemptBest(Model):
+    """One parallel attempt of an escalated goal and its closest iteration (``BestCheckpoint`` for that attempt)."""
+
+    attempt: PosInt
+    iteration: PosInt
+    passing: NonNegInt
+    conditions: NonNegInt
+    restore: str = Field(min_length=1)
+
+
 class TriageItem(Model):
     """A goal that needs a person: escalated by the loop or raised by a heartbeat."""
 
@@ -50,6 +60,8 @@ class TriageItem(Model):
                                                                    "iteration.")
     start_census: list[Census | None] = Field(default_factory=list)
     best_checkpoint: BestCheckpoint | None = Field(default=None, exclude_if=lambda v: v is None)
+    attempts: list[AttemptBest] = Field(default_factory=list, exclude_if=lambda v: not v,
+                                        description="With parallel attempts: each attempt's best checkpoint.")
     fingerprint: str | None = None
     count: PosInt = 1
     last_seen: Timestamp | None = None

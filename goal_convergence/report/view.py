@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .. import budget, render, trend
+from .. import budget, render, standings, trend
 from ..models import Goal, Iteration, parse_iso
 from ..text import plural
 from . import chart
@@ -109,6 +109,7 @@ def page(goal: Goal, now: datetime | None = None) -> dict:
         "rows": [[p.number, p.passing, p.total, p.failing_tests, p.coverage, round(p.dollars, 6),
                   round(p.cumulative, 6), p.kind] for p in points],
         "entries": entries, "latest": {e.it.number for e in entries[-3:]},
+        "attempts": standings.standings(goal),
         "closest": next((e for e in entries if closest is not None and e.it is closest), None),
         "oracle": render.oracle_line(goal).removeprefix("oracle: "),
         "open_tasks": sum(t.state == "open" for t in goal.tasks),
