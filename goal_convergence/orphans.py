@@ -131,6 +131,9 @@ def watchdog() -> Iterator[Callable[[Iterable[tuple[int, int | None]]], None]]:
     try:
         yield tell
     finally:
+        # Ended, not killed: what is still live is not ours to reap (another run in this process, whose children
+        # every watcher is told of, has a watchdog of its own).
+        tell([])
         with contextlib.suppress(OSError):
             dog.stdin.close()  # type: ignore[union-attr]
         with contextlib.suppress(subprocess.TimeoutExpired):

@@ -258,3 +258,17 @@ def test_a_stop_hook_reaps_what_a_killed_run_left_but_never_a_group_that_is_not_
         for proc in (ours, other):
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_a_run_that_ends_leaves_the_children_of_another_run_in_the_process_alone():
+    # Every watcher hears of every child of the process: three judges' runs at once (test_integrity_matrix) each
+    # had their conditions killed by the watchdog of the first run to end.
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        with orphans.watchdog() as tell:
+            tell([(other.pid, orphans.started(other.pid))])
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
