@@ -211,6 +211,13 @@ def test_attempts_one_is_the_loop_of_before(project, gc_home, tmp_path):
     assert not (gc_home / "worktrees").exists()
 
 
+def _answer_goal(project: Path, goal_id: str, max_iterations: int) -> Goal:
+    return Goal(goal_id=goal_id, objective="make answer.txt right", project_root=str(project),
+                stopping_conditions=[StoppingCondition(type="custom_command", command="sh check.sh")],
+                budget=Budget(max_iterations=max_iterations), oracle=OracleConfig(provider="conditions", model="none"),
+                created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T00:00:00Z")
+
+
 @dataclass
 class _Paid:
     """Changes a file in its attempt's worktree each turn (never the fix), each turn costing 10 cents."""
@@ -229,11 +236,7 @@ class _Paid:
 
 
 def test_the_budget_is_shared_and_every_turn_is_charged(store, project, gc_home):
-    goal = Goal(goal_id="goal-abcdef12", objective="make answer.txt right", project_root=str(project),
-                stopping_conditions=[StoppingCondition(type="custom_command", command="sh check.sh")],
-                budget=Budget(max_iterations=4), oracle=OracleConfig(provider="conditions", model="none"),
-                created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T00:00:00Z")
-    store.create(goal)
+    goal = store.create(_answer_goal(project, "goal-abcdef12", max_iterations=4))
     maker = _Paid()
     result = runner.run_goal(store, goal.goal_id, maker, attempts=3)
     assert (result.stop, result.exit_code) == ("ceiling", 4)
@@ -306,11 +309,7 @@ def test_standings_side_by_side(make_goal):
 def test_a_goal_paused_mid_race_stops_every_attempt_and_leaves_no_worktree(store, project, gc_home):
     from goal_convergence import goals
 
-    goal = Goal(goal_id="goal-paused12", objective="make answer.txt right", project_root=str(project),
-                stopping_conditions=[StoppingCondition(type="custom_command", command="sh check.sh")],
-                budget=Budget(max_iterations=20), oracle=OracleConfig(provider="conditions", model="none"),
-                created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T00:00:00Z")
-    store.create(goal)
+    goal = store.create(_answer_goal(project, "goal-paused12", max_iterations=20))
 
     class Pauser(_Paid):
         paused = None

@@ -43,13 +43,7 @@ def test_goal_run_with_the_claude_maker_resumes_its_session_with_the_hint(git_re
         return text("I believe the goal is already met.")
 
     fake_api.set_responder(respond)
-    env = fake_api.claude_env(tmp_path / "home", CLAUDE_BIN=claude_bin,
-                              GOAL_CONVERGENCE_HOME=str(tmp_path / "gc"), GOAL_CONVERGENCE_ORACLE_RETRIES="0",
-                              PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
-    check = f"{sys.executable} -c 'import fix; assert fix.OK'"
-    run = subprocess.run([*GOAL, "run", "create the fix module", "--check", check, "--maker", "claude",
-                          "--maker-model", MAKER_MODEL, "--json"], cwd=git_repo, env=env, capture_output=True,
-                         text=True, timeout=240)
+    run = _run_fix_goal(fake_api, tmp_path, git_repo, claude_bin)
     assert run.returncode == 0, run.stdout + run.stderr
     ledger = json.loads(run.stdout)
     assert (ledger["met"], ledger["turns"]) == (True, 2)
@@ -93,13 +87,8 @@ def test_claude_makers_racing_resume_each_its_own_session_and_the_loser_is_stopp
         return delay(120, text("attempt 1 never gets here: attempt 2 wins first"))
 
     fake_api.set_responder(respond)
-    env = fake_api.claude_env(tmp_path / "home", CLAUDE_BIN=claude_bin,
-                              GOAL_CONVERGENCE_HOME=str(tmp_path / "gc"), GOAL_CONVERGENCE_ORACLE_RETRIES="0",
-                              PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
-    check = f"{sys.executable} -c 'import fix; assert fix.OK'"
-    run = subprocess.run([*GOAL, "run", "create the fix module", "--check", check, "--maker", "claude",
-                          "--maker-model", MAKER_MODEL, "--attempts", "2", "--json"], cwd=git_repo, env=env,
-                         capture_output=True, text=True, timeout=100)  # attempt 1's 120 s turn was stopped
+    # attempt 1's 120 s turn is stopped when attempt 2 wins
+    run = _run_fix_goal(fake_api, tmp_path, git_repo, claude_bin, "--attempts", "2", timeout=100)
     assert run.returncode == 0, run.stdout + run.stderr
     ledger = json.loads(run.stdout)
     assert ledger["met"] and "attempt 2 won" in ledger["note"]
@@ -111,3 +100,14 @@ def test_claude_makers_racing_resume_each_its_own_session_and_the_loser_is_stopp
     assert "first reply of attempt 1" in json.dumps(turns["1"][1]["messages"])
     goal = json.loads((tmp_path / "gc" / "goals" / f"{ledger['goalId']}.json").read_text())
     assert goal["maker"]["sessionId"] is None  # N sessions: none of them is the goal's
+
+
+def _run_fix_goal(fake_api, tmp_path, git_repo, claude_bin, *extra: str, timeout: float = 240):
+    """`goal run` of "create the fix module" with the real Claude Code as the maker, against the scripted API."""
+    env = fake_api.claude_env(tmp_path / "home", CLAUDE_BIN=claude_bin,
+                              GOAL_CONVERGENCE_HOME=str(tmp_path / "gc"), GOAL_CONVERGENCE_ORACLE_RETRIES="0",
+                              PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    check = f"{sys.executable} -c 'import fix; assert fix.OK'"
+    return subprocess.run([*GOAL, "run", "create the fix module", "--check", check, "--maker", "claude",
+                           "--maker-model", MAKER_MODEL, *extra, "--json"], cwd=git_repo, env=env,
+                          capture_output=True, text=True, timeout=timeout)

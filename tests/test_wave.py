@@ -234,12 +234,17 @@ def test_a_goal_that_did_not_converge_keeps_its_work_on_its_branch_and_the_next_
     assert_nothing_left(project, makers, gc_home)
 
 
-def test_heartbeat_picks_the_projects_open_heartbeat_goals(project, makers, gc_home):
-    (project / ".goal-convergence.toml").write_text(
-        '[heartbeat]\noracle = "conditions"\nchecks = [{ type = "test_pass", command = "sh has.sh h fixed" }, '
-        '{ type = "lint_clean", command = "sh has.sh l fixed" }]\n')
+HEARTBEAT = '[heartbeat]\noracle = "conditions"\nchecks = [{ type = "test_pass", command = "sh has.sh h fixed" }'
+
+
+def _heartbeat_settings(project: Path, toml: str) -> None:
+    (project / ".goal-convergence.toml").write_text(toml)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "heartbeat")
+
+
+def test_heartbeat_picks_the_projects_open_heartbeat_goals(project, makers, gc_home):
+    _heartbeat_settings(project, f'{HEARTBEAT}, {{ type = "lint_clean", command = "sh has.sh l fixed" }}]\n')
     other = makers.goal(project, "not a heartbeat goal", "sh has.sh x yes", {})
     assert run_goal(project, "heartbeat").returncode == 0
     store = Store(gc_home)
@@ -255,11 +260,7 @@ def test_heartbeat_picks_the_projects_open_heartbeat_goals(project, makers, gc_h
 
 
 def test_heartbeat_run_parallel_runs_a_wave(project, makers, gc_home):
-    (project / ".goal-convergence.toml").write_text(
-        '[heartbeat]\noracle = "conditions"\nchecks = [{ type = "test_pass", command = "sh has.sh h fixed" }, '
-        '{ type = "lint_clean", command = "sh has.sh l fixed" }]\n')
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "heartbeat")
+    _heartbeat_settings(project, f'{HEARTBEAT}, {{ type = "lint_clean", command = "sh has.sh l fixed" }}]\n')
     makers.plan.write_text(json.dumps({f"heartbeat: make `sh has.sh {k} fixed` pass again":
                                        {"write": {f"out/{k}.txt": "fixed\n"}, "sleep": 2} for k in "hl"}))
     done = run_goal(project, "heartbeat", "--run", "--parallel", "2", "--maker-cmd", makers.command, "--json")
@@ -347,7 +348,8 @@ def test_interrupting_the_wave_stops_every_goal_and_leaves_nothing(project, make
 def test_a_wave_killed_outright_leaves_its_goals_resumable_and_the_next_wave_reaps_and_carries_on(
         project, makers, gc_home):
     """kill -9 of the wave mid-run: its `goal run`s die with it (the kernel's death signal), their makers'
-    grandchildren are reaped by the next run, and the next wave carries on in the worktrees left behind."""
+    grandchildren with them (each run's watchdog, orphans.py), and the next wave carries on in the worktrees
+    left behind."""
     import signal
     import subprocess
     import time
@@ -364,7 +366,10 @@ def test_a_wave_killed_outright_leaves_its_goals_resumable_and_the_next_wave_rea
     wave_proc.send_signal(signal.SIGKILL)
     wave_proc.wait()
     spawned = [pid for what, _, _, pid in makers.runs() if what == "spawned"]
-    assert all(orphans.alive(pid, None) for pid in spawned)  # what nothing but a reap can reach
+    deadline = time.monotonic() + 10
+    while [pid for pid in spawned if orphans.alive(pid, None)]:  # out of the kernel's reach: the runs' watchdogs
+        assert time.monotonic() < deadline, "the makers' own children outlived the killed wave"
+        time.sleep(0.1)
     assert git(project, "worktree", "list").count("\n") == 3  # left behind
     for k in "ab":
         makers.plans[f"slow {k}"] = {"write": {f"out/{k}.txt": "yes\n"}}
@@ -376,11 +381,7 @@ def test_a_wave_killed_outright_leaves_its_goals_resumable_and_the_next_wave_rea
 
 
 def test_heartbeat_run_parallel_prints_the_waves_table(project, makers, gc_home):
-    (project / ".goal-convergence.toml").write_text(
-        '[heartbeat]\noracle = "conditions"\nchecks = [{ type = "test_pass", command = "sh has.sh h fixed" }]\n'
-        '[heartbeat.budget]\nmax_iterations = 1\n')
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "heartbeat")
+    _heartbeat_settings(project, f"{HEARTBEAT}]\n[heartbeat.budget]\nmax_iterations = 1\n")
     makers.plan.write_text(json.dumps({"heartbeat: make `sh has.sh h fixed` pass again": {}}))
     done = run_goal(project, "heartbeat", "--run", "--parallel", "2", "--maker-cmd", makers.command)
     assert done.returncode == 4, done.stdout + done.stderr  # the wave's worst: ceiling
