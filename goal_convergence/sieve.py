@@ -26,13 +26,17 @@ from dataclasses import dataclass
 # Superset classes, in bytes, of the text classes the rules use: a non-ASCII character is bytes >= 0x80.
 DIGIT = rb"[0-9\x80-\xff]"
 WORD = rb"[A-Za-z0-9_\x80-\xff]"
-NONSPACE = rb"[^ \t\n\r\x0b\x0c]"
+# Positive classes, not negated ones: the engine tests a byte against one bitmap instead of two steps, and
+# these are tested at nearly every line's start.
+NONSPACE = rb"[\x00-\x08\x0e-\x1f!-\xff]"  # not whitespace (what [^ \t\n\r\x0b\x0c] takes)
 SPACE = rb"[ \t\x0b\x0c\x1c-\x1f\xc2\xe1\xe2\xe3]"  # the first byte of each whitespace character
 # Exactly the whitespace characters but the line ends (what str.isspace takes), so it can be possessive.
 WHITESPACE = (rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
               rb"|\xe3\x80\x80)")
 # A line's first word: its bytes up to whitespace or a colon. Possessive: what follows it is one of those.
-_WORD_RUN = rb"[^ \t\n\r\x0b\x0c:]*+"
+_WORD_RUN = rb"[\x00-\x08\x0e-\x1f!-9;-\xff]*+"
+_WORD_START = rb"[\x00-\x08\x0e-\x1f!-/;-\xff]"  # a first word's first byte that is not a digit
+_NOT_WORD = rb"[\x00-\x09\x0b-/:-@\[-^`{-\xff]"  # neither a word character nor a newline
 # The bytes a regular expression gives a meaning to, which cannot open a key that shares the gate.
 _SPECIAL = frozenset(b"[](){}.*+?^$|\\")
 
@@ -89,9 +93,9 @@ def _body(parts: dict[str, list[bytes]]) -> tuple[bytes, list[tuple[str, bytes]]
                         rb"|(?<=\xe1)\x9a\x80|(?<=\xe2)(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)|(?<=\xe3)\x80\x80)"
                         + WHITESPACE + b"*+" + group("indented"))
     if parts["counted"]:
-        branches.append(b"[^A-Za-z0-9_\n][^A-Za-z0-9_\n]*" + DIGIT + b"+ " + group("counted"))
+        branches.append(_NOT_WORD + _NOT_WORD + b"*" + DIGIT + b"+ " + group("counted"))
     if parts["after_word"]:
-        branches.append(b"[^ \t\n\r\x0b\x0c:0-9]" + _WORD_RUN + group("after_word"))
+        branches.append(_WORD_START + _WORD_RUN + group("after_word"))
     if parts["starts"]:
         gate = bytes(sorted({_first_byte(key) for key in parts["starts"]}))
         branches.append(b"(?=[" + re.escape(gate) + b"])" + group("starts"))
