@@ -7,7 +7,8 @@ logs that say "error" and "failed" in passing, a warning every 50 lines) is writ
 first and printed by ``cat``, so the producer costs both sides the same and little. Rows:
 
 1. a condition printing 1 GB of it (100 MB with ``--quick``): the runner's wall time beside a plain
-   Python reader of the same command's pipe (1 MB ``os.read`` calls, nothing else), ≤ 3×;
+   Python reader of the same command's pipe (1 MB ``os.read`` calls, nothing else), ≤ 3×; each side a
+   fresh process, timed once it is ready to read (the runner's import, once per process, shown apart);
 2. the runner's peak RSS (a fresh process, getrusage) ≤ 100 MB, beside the plain reader's;
 3. the runner's evidence names every failing test of the run;
 4. four conditions of ``sleep 1`` take ≤ 1.25× one alone (the conditions run at once).

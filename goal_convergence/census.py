@@ -82,7 +82,8 @@ def _bit(word: str) -> int:
 
 def normalise_id(test_id: str) -> str:
     """A test id as it stays from run to run: object addresses in parametrize ids become ``0x?``."""
-    return _ADDRESS.sub("0x?", test_id.strip())
+    # Called for every test line of a verbose run: the regex only where an address can be.
+    return _ADDRESS.sub("0x?", test_id.strip()) if "0x" in test_id else test_id.strip()
 
 
 def _pytest_id(nodeid: str) -> str:
