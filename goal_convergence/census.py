@@ -45,7 +45,7 @@ _KEYS = Keys(
             *_MARKS),
     indented=(b"PASS", b"FAIL", b"Tests", b"Running ", b"Doc-tests ", b"=== RUN", b"--- ", b"no tests ran", *_MARKS),
     counted=(b"[a-z]",),  # pytest's "3 passed in 0.1s"
-    after_word=(b"::", rb" \("))  # a pytest id; unittest's "test_x (module.Case) ... ok"
+    after_word=(b"::",), after_name=(rb" \(",))  # a pytest id; unittest's "test_x (module.Case) ... ok"
 
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"
@@ -53,7 +53,9 @@ _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("pyv", r"(?P<pv>[^\s:]+::\S.*?)(?: <- \S+)? (?P<pvo>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: .*)?"),
     ("pys", r"(?:\[gw\d+\] \[ *\d+%\] )?(?P<pso>PASSED|FAILED|ERROR|XFAIL|XPASS) (?P<ps>[^\s:]+::\S.*?)(?: - .*)?"),
     ("ran", r"Ran (?P<rann>\d+) tests? in \d+(?:\.\d+)?s"),  # unittest, and verbose:
-    ("uv", r"(?P<un>\w+) \((?P<uc>[\w.]+)\) \.\.\. (?P<ur>ok|FAIL|ERROR|skipped.*|expected failure|unexpected \w+)"),
+    # A method's name does not begin with a digit (the sieve's key after_name relies on it).
+    ("uv", r"(?P<un>[^\W\d]\w*) \((?P<uc>[\w.]+)\) \.\.\. "
+           r"(?P<ur>ok|FAIL|ERROR|skipped.*|expected failure|unexpected \w+)"),
     ("ct", r"test (?P<ctn>\S.*?) \.\.\. (?P<cto>ok|FAILED|ignored)(?:, .*)?"),  # cargo
     ("cres", r"test result: \w+\. (?P<cress>.*)"),
     ("crun", r"\s*(?:Running (?:unittests )?(?P<crs>\S+)(?: \((?P<crb>[^)]+)\))?|Doc-tests (?P<cdoc>\S+))"),
@@ -80,7 +82,8 @@ def _bit(word: str) -> int:
 
 def normalise_id(test_id: str) -> str:
     """A test id as it stays from run to run: object addresses in parametrize ids become ``0x?``."""
-    return _ADDRESS.sub("0x?", test_id.strip())
+    # Called for every test line of a verbose run: the regex only where an address can be.
+    return _ADDRESS.sub("0x?", test_id.strip()) if "0x" in test_id else test_id.strip()
 
 
 def _pytest_id(nodeid: str) -> str:

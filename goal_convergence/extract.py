@@ -46,7 +46,8 @@ _KEYS = Keys(
     # A thrown error's "Name: ", ruff's "path:1:2: E501", mypy's and compilers' "path:1: error: ".
     after_word=(b":(?<=rror:|tion:) ", b":(?:" + NONSPACE + b"*:)?" + DIGIT + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT
                 + b"|(?::" + DIGIT + b"+)?: (?:error|fatal))"),
-    anywhere=(b"rror TS",))  # tsc, wherever its file name's spaces put it
+    # tsc's " - error TS" and "): error TS", wherever its file name's spaces put it (a longer string is found faster)
+    anywhere=(b" error TS",))
 # eslint's heading: a line that is a path (the last rule). Many outputs print paths that are no heading
 # (warnings): a path line no other key found is only held, and read if an eslint finding comes after it.
 _PATHS = Keys(starts=(b"/(?!" + WHITESPACE + b")" + NONSPACE,))

@@ -99,6 +99,20 @@ def test_one_regex_for_all_scanners_gives_each_its_own_lines():
     assert Sieve((heads, ids)).find(block) == [[21, 42], [0, 42]]
 
 
+def test_a_key_after_a_name_is_not_tried_after_a_time_or_a_count():
+    lines = [b"2026-11-30 (x) ... ok", b"test_x (m.Case) ... ok", b"12 (y)", b"_y (z)", b"\xc3\xa9t\xc3\xa9 (m.C) ... ok"]
+    block = b"\n".join(lines) + b"\n"
+    starts = [block.index(line) for line in lines]
+    by_name, by_word = Sieve((Keys(after_name=(rb" \(",)), Keys(after_word=(rb" \(",)))).find(block)
+    assert by_name == [starts[1], starts[3], starts[4]]
+    assert by_word == starts
+    # What the key leaves out, the census rule it stands for never counted: a method's name is no number.
+    assert CensusScanner()._line("2026 (m.Case) ... ok") and not CensusScanner()._ids
+    tests = CensusScanner()
+    tests._line("\u00e9t\u00e9 (m.Case) ... ok")
+    assert tests._ids == {"unittest": {"m.Case.\u00e9t\u00e9": 1}}
+
+
 # ---- where reads and blocks are cut -------------------------------------------------------------
 
 FILLER = b"2026-11-30 10:00:00,000 INFO app.worker: processed batch 7 in 12 ms after a connection error\n"
