@@ -54,6 +54,7 @@ class Member:
     code: int | None = None  # its `goal run`'s exit code; None when it never ran
     said: str = ""  # the end of what its `goal run` printed
     merge: str = "not run"  # merged, applied, no changes, not converged, conflict, red after merge, not run
+    head: str | None = None  # its branch's commit once its work is committed there
     note: str = ""
     triage_id: str | None = None
 
@@ -225,10 +226,17 @@ def _term_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _committed(repo: Repo, m: Member) -> str:
+    """The goal's work committed on its branch (once): the branch's commit."""
+    if m.head is None:
+        m.head = worktree.commit(repo, m.tree, f"goal {m.goal.goal_id}: the maker's work")
+    return m.head
+
+
 def _bring_back(store: Store, repo: Repo, m: Member) -> None:
     """Bring a converged goal's work into the user's tree, re-check it there, and take it back out (and file a
     triage item) when it conflicts or turns a stopping condition red."""
-    head = worktree.commit(repo, m.tree, f"goal {m.goal.goal_id}: the maker's work")
+    head = _committed(repo, m)
     if m.goal.state != "converged":
         m.merge = "not converged" if m.code is not None else "not run"
         ended = m.said.splitlines()[-1] if m.said and m.stop not in EXIT_CODES else ""  # why it ended, if not a stop
@@ -288,7 +296,7 @@ def _failed(store: Store, m: Member, merge: str, note: str, reason: str,
 def _settle(repo: Repo, m: Member) -> None:
     """Remove the worktree; its branch (and the record of where it started) only once its work is merged."""
     try:
-        head = worktree.commit(repo, m.tree, f"goal {m.goal.goal_id}: the maker's work")  # nothing lost with the folder
+        head = _committed(repo, m)  # nothing is lost with the folder
     except worktree.WorktreeError as exc:  # then the folder stays, with the work in it
         log_error("wave", f"{m.tree.path} kept: {exc}")
         m.note = m.note or f"its work is in {m.tree.path}"

@@ -84,7 +84,7 @@ def refuse_branch(repo: git.Repo, branch: str) -> None:
     """Raise unless ``branch`` is a branch name that is free: an existing branch may hold someone's work."""
     if not repo.run(repo.top, "check-ref-format", "--branch", branch).ok:
         raise WorktreeError(f"{branch!r} is not a branch name git accepts; name another (see `git check-ref-format`)")
-    if repo.run(repo.top, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").ok:
+    if has_branch(repo, branch):
         raise WorktreeError(f"the branch {branch} exists already; delete it (git branch -D {branch}) or name "
                             "another, then try again")
 
@@ -122,9 +122,12 @@ def changes(repo: git.Repo, tree: Worktree, upto: str) -> bytes:
 
 
 def apply(repo: git.Repo, patch: bytes) -> None:
-    """Apply ``patch`` to the user's files (not the index), all of it or nothing."""
-    if patch:
-        _git(repo, repo.top, "apply", "--whitespace=nowarn", "-", input=patch)
+    """Apply ``patch`` to the user's files (not the index), all of it or nothing; WorktreeError when it does not
+    apply."""
+    refused = try_apply(repo, patch)
+    if refused is not None:
+        raise WorktreeError(f"`git apply` in {repo.top} failed: {refused.reason}; see `git worktree list`, fix what "
+                            "git names, then try again")
 
 
 def reopen(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
@@ -196,8 +199,10 @@ _APPLY_FILE = re.compile(r"^error: (?:patch failed: (.+):\d+|(.+?): (?:patch doe
 
 def try_apply(repo: git.Repo, patch: bytes, *, reverse: bool = False) -> Refused | None:
     """``apply`` (or with ``reverse``, its undo) that reports a patch that does not apply instead of raising."""
+    if not patch:
+        return None
     done = repo.run(repo.top, "apply", "--whitespace=nowarn", *(["-R"] if reverse else []), "-", input=patch)
-    if done.ok or not patch:
+    if done.ok:
         return None
     files = list(dict.fromkeys(a or b for a, b in _APPLY_FILE.findall(done.err)))
     return Refused((done.err.strip().splitlines() or ["git apply failed"])[-1], files)
