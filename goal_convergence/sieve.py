@@ -5,9 +5,9 @@ say which lines could match one of its rules: patterns at a line's start, after 
 whitespace, after a count at its start, right after its first word (or its first word that is not a
 time or a count), and strings anywhere in it. A
 ``Sieve`` compiles the keys of every scanner reading one output into one regular expression tried at
-each line's start (the regex engine walks from newline to newline in C, and a line that starts like
-no key is left after a test or two) and one fast search per string, then tells each scanner which
-lines are its own. A gigabyte of ordinary output costs a few passes, not a Python step a line.
+each line's start (the regex engine walks over the lines in C, a line that starts like no key is left
+after a test or two, and a log line that begins with a time, which no key can find, after one) and one
+fast search per string, then tells each scanner which lines are its own. A gigabyte of ordinary output costs a few passes, not a Python step a line.
 
 Keys are bytes and the rules match text (``lines.decode_line``), so each key finds at least the
 lines its rules match: its classes take every byte of a non-ASCII character (``DIGIT``, ``WORD``,
@@ -31,9 +31,11 @@ WORD = rb"[A-Za-z0-9_\x80-\xff]"
 # these are tested at nearly every line's start.
 NONSPACE = rb"[\x00-\x08\x0e-\x1f!-\xff]"  # not whitespace (what [^ \t\n\r\x0b\x0c] takes)
 SPACE = rb"[ \t\x0b\x0c\x1c-\x1f\xc2\xe1\xe2\xe3]"  # the first byte of each whitespace character
-# Exactly the whitespace characters but the line ends (what str.isspace takes), so it can be possessive.
-WHITESPACE = (rb"(?:[ \t\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
-              rb"|\xe3\x80\x80)")
+# Exactly the whitespace characters but the line ends (what str.isspace takes), so it can be possessive; apart,
+# a run of the ASCII ones is counted in one step of the engine, not one a character.
+_ASCII_SPACE = rb"[ \t\x0b\x0c\x1c-\x1f]"
+_WIDE_SPACE = rb"(?:\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)"
+WHITESPACE = b"(?:" + _ASCII_SPACE + b"|" + _WIDE_SPACE + b")"
 # A line's first word: its bytes up to whitespace or a colon. Possessive: what follows it is one of those.
 _WORD_RUN = rb"[\x00-\x08\x0e-\x1f!-9;-\xff]*+"
 _WORD_START = rb"[\x00-\x08\x0e-\x1f!-/;-\xff]"  # a first word's first byte that is not a digit
@@ -65,23 +67,26 @@ def _first_byte(key: bytes) -> int:
     return key[0]
 
 
-def _body(parts: dict[str, list[bytes]]) -> tuple[bytes, list[tuple[str, bytes]]]:
+def _body(parts: dict[str, list[bytes]], mark: bytes = b"()", gate_first: bool = False
+          ) -> tuple[bytes, list[tuple[str, bytes]]]:
     """One alternation over the keys by kind, and the key each group stands for. Each key ends with an
-    empty group of its own, numbered in the order tried, that says which matched (at its end: the
-    engine skips a key whose first byte does not match only when the key begins with it)."""
+    empty group of its own (``mark``; none when it is empty), numbered in the order tried, that says which
+    matched (at its end: the engine skips a key whose first byte does not match only when the key begins
+    with it). ``gate_first`` tries the keys at the line's start first, where it does not matter which key
+    matches: the lines they find (paths) are then not walked through the other keys first."""
     groups: list[tuple[str, bytes]] = []
 
     def group(*kinds: str) -> bytes:
         if kinds[0] not in _AFTER:
             groups.extend((kinds[0], key) for key in parts[kinds[0]])
-            return b"(?:" + b"|".join(key + b"()" for key in parts[kinds[0]]) + b")"
+            return b"(?:" + b"|".join(key + mark for key in parts[kinds[0]]) + b")"
         # Most lines' first word is followed by a space: the keys after a colon are tested once for all.
         alternatives = []
         for first in (b":", b" "):
             keys = [(kind, key) for kind in kinds for key in parts[kind] if key[:1] == first]
             groups.extend(keys)
             if keys:
-                alternatives.append(first + b"(?:" + b"|".join(key[1:] + b"()" for _, key in keys) + b")")
+                alternatives.append(first + b"(?:" + b"|".join(key[1:] + mark for _, key in keys) + b")")
         return b"(?:" + b"|".join(alternatives) + b")"
 
     branches = []
@@ -95,19 +100,27 @@ def _body(parts: dict[str, list[bytes]]) -> tuple[bytes, list[tuple[str, bytes]]
         # The first byte alone, then what it starts must be whitespace.
         branches.append(rb"[ \t\x0b\x0c\x1c-\x1f\xc2\xe1\xe2\xe3](?:(?<=[ \t\x0b\x0c\x1c-\x1f])|(?<=\xc2)[\x85\xa0]"
                         rb"|(?<=\xe1)\x9a\x80|(?<=\xe2)(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)|(?<=\xe3)\x80\x80)"
-                        + WHITESPACE + b"*+" + group("indented"))
+                        + _ASCII_SPACE + b"*+(?:" + _WIDE_SPACE + _ASCII_SPACE + b"*+)*+" + group("indented"))
     if parts["counted"]:
         branches.append(_NOT_WORD + _NOT_WORD + b"*" + DIGIT + b"+ " + group("counted"))
     if parts["after_word"] or parts["after_name"]:
         branches.append(_WORD_START + _WORD_RUN + group(*_AFTER))
     if parts["starts"]:
         gate = bytes(sorted({_first_byte(key) for key in parts["starts"]}))
-        branches.append(b"(?=[" + re.escape(gate) + b"])" + group("starts"))
+        branches.insert(0 if gate_first else len(branches), b"(?=[" + re.escape(gate) + b"])" + group("starts"))
     return (b"(?:" + b"|".join(branches) + b")" if branches else b"(?!)"), groups
 
 
 _AFTER = ("after_word", "after_name")
 _KINDS = ("indented", "counted", *_AFTER, "starts")
+
+
+def _boring(parts: dict[str, list[bytes]]) -> bytes:
+    """A line that starts with a digit and that no key can find, as a timestamped log line: its first word,
+    not a count, ends with whitespace that begins no key after a first word. Keys after a count or a first
+    word are the only ones a line that starts with a digit can match."""
+    ends = bytes(b for b in b"\t\x0b\x0c\r " if not any(key[0] == b for key in parts["after_word"]))
+    return b"[0-9]" + DIGIT + b"*+[\x00-\x08\x0e-\x1f!-/;-\x7f]" + _WORD_RUN + b"[" + re.escape(ends) + b"]"
 
 
 def _line_start(block: bytes, at: int) -> int:
@@ -178,7 +191,11 @@ class Sieve:
                         parts[kind].append(key)
                     owners[kind, key].add(k)
         body, order = _body(parts)
-        self._at_start, self._after_newline = re.compile(body), re.compile(b"\n" + body)
+        self._at_start = re.compile(body)
+        # One match walks over the lines no key finds, up to the next line a key finds (group 1 marks its start)
+        # or the block's end: a timestamped log line is passed in one cheap test, any other after the keys.
+        skip = b"(?:" + _boring(parts) + b"|(?!" + _body(parts, mark=b"", gate_first=True)[0] + b"))"
+        self._after_newline = re.compile(b"\n(?:" + skip + rb".*+\n)*+(?:()" + body + rb"|.*+\Z)")
         # Group g is the g-th key tried: a line found by it matched no key tried before, so only the
         # members with a key tried later may want it too, and are asked with their own keys.
         self._owners = [frozenset()] + [frozenset(owners[item]) for item in order]
@@ -203,7 +220,8 @@ class Sieve:
             return [[] for _ in range(self._size)]
         by_key: list[list[int]] = [[] for _ in self._owners]
         for m in self._after_newline.finditer(block):
-            by_key[m.lastindex].append(m.start() + 1)  # type: ignore[index]
+            if m.lastindex:
+                by_key[m.lastindex - 1].append(m.start(1))
         if first := self._at_start.match(block):
             by_key[first.lastindex].append(0)  # type: ignore[index]
         found: list[list[int]] = [[] for _ in range(self._size)]

@@ -113,6 +113,24 @@ def test_a_key_after_a_name_is_not_tried_after_a_time_or_a_count():
     assert tests._ids == {"unittest": {"m.Case.\u00e9t\u00e9": 1}}
 
 
+def test_log_lines_no_key_can_find_are_walked_over_and_the_lines_among_them_found():
+    # Each a digit-led line some key finds: a count, a first word before a colon, one before a space.
+    keyed = [b"3 failed, 2 passed in 0.1s", b"2026-11-30.py:3: error: bad", b"12:00:01 error: x", b"1a (m.C) ... ok"]
+    log = b"2026-11-30 10:00:01,123 INFO app: job 12 finished: 0 failed, 3 done\n"
+    for word in (Keys(counted=(b"failed",), after_word=(b":", rb" \(")), Keys(counted=(b"failed",), after_word=(b":",))):
+        lines = [line for key in keyed for line in [log] * 500 + [key + b"\n"]] + [log] * 500 + [keyed[0]]
+        block = b"".join(lines)
+        starts = [sum(map(len, lines[:i])) for i, line in enumerate(lines) if line.rstrip(b"\n") in keyed]
+        alone = re.compile(_body_of(word))
+        every = [i for i in [0, *(i + 1 for i, b in enumerate(block[:-1]) if b == 10)] if alone.match(block, i)]
+        assert Sieve((word,)).find(block) == [every]
+        assert every == (starts if word.after_word[1:] else starts[:3] + starts[4:])
+
+
+def _body_of(keys: Keys) -> bytes:
+    return Sieve((keys,))._alone[0].pattern
+
+
 # ---- where reads and blocks are cut -------------------------------------------------------------
 
 FILLER = b"2026-11-30 10:00:00,000 INFO app.worker: processed batch 7 in 12 ms after a connection error\n"
