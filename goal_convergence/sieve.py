@@ -67,26 +67,23 @@ def _first_byte(key: bytes) -> int:
     return key[0]
 
 
-def _body(parts: dict[str, list[bytes]], mark: bytes = b"()", gate_first: bool = False
-          ) -> tuple[bytes, list[tuple[str, bytes]]]:
-    """One alternation over the keys by kind, and the key each group stands for. Each key ends with an
-    empty group of its own (``mark``; none when it is empty), numbered in the order tried, that says which
-    matched (at its end: the engine skips a key whose first byte does not match only when the key begins
-    with it). ``gate_first`` tries the keys at the line's start first, where it does not matter which key
-    matches: the lines they find (paths) are then not walked through the other keys first."""
+def _body(parts: dict[str, list[bytes]]) -> tuple[list[bytes], list[tuple[str, bytes]]]:
+    """The branches of one alternation over the keys by kind, and the key each group stands for. Each key
+    ends with an empty group of its own, numbered in the order tried, that says which matched (at its end:
+    the engine skips a key whose first byte does not match only when the key begins with it)."""
     groups: list[tuple[str, bytes]] = []
 
     def group(*kinds: str) -> bytes:
         if kinds[0] not in _AFTER:
             groups.extend((kinds[0], key) for key in parts[kinds[0]])
-            return b"(?:" + b"|".join(key + mark for key in parts[kinds[0]]) + b")"
+            return b"(?:" + b"|".join(key + b"()" for key in parts[kinds[0]]) + b")"
         # Most lines' first word is followed by a space: the keys after a colon are tested once for all.
         alternatives = []
         for first in (b":", b" "):
             keys = [(kind, key) for kind in kinds for key in parts[kind] if key[:1] == first]
             groups.extend(keys)
             if keys:
-                alternatives.append(first + b"(?:" + b"|".join(key[1:] + mark for _, key in keys) + b")")
+                alternatives.append(first + b"(?:" + b"|".join(key[1:] + b"()" for _, key in keys) + b")")
         return b"(?:" + b"|".join(alternatives) + b")"
 
     branches = []
@@ -107,8 +104,12 @@ def _body(parts: dict[str, list[bytes]], mark: bytes = b"()", gate_first: bool =
         branches.append(_WORD_START + _WORD_RUN + group(*_AFTER))
     if parts["starts"]:
         gate = bytes(sorted({_first_byte(key) for key in parts["starts"]}))
-        branches.insert(0 if gate_first else len(branches), b"(?=[" + re.escape(gate) + b"])" + group("starts"))
-    return (b"(?:" + b"|".join(branches) + b")" if branches else b"(?!)"), groups
+        branches.append(b"(?=[" + re.escape(gate) + b"])" + group("starts"))
+    return branches, groups
+
+
+def _either(branches: list[bytes]) -> bytes:
+    return b"(?:" + b"|".join(branches) + b")" if branches else b"(?!)"
 
 
 _AFTER = ("after_word", "after_name")
@@ -190,19 +191,22 @@ class Sieve:
                         owners[kind, key] = set()
                         parts[kind].append(key)
                     owners[kind, key].add(k)
-        body, order = _body(parts)
-        self._at_start = re.compile(body)
-        # One match walks over the lines no key finds, up to the next line a key finds (group 1 marks its start)
-        # or the block's end: a timestamped log line is passed in one cheap test, any other after the keys.
-        skip = b"(?:" + _boring(parts) + b"|(?!" + _body(parts, mark=b"", gate_first=True)[0] + b"))"
-        self._after_newline = re.compile(b"\n(?:" + skip + rb".*+\n)*+(?:()" + body + rb"|.*+\Z)")
+        branches, order = _body(parts)
+        self._at_start = re.compile(_either(branches))
+        # A line no key can find (a timestamped log line) begins a run of such lines, walked over in one match
+        # with a cheap test a line, that ends before the newline of its last line: the next match tries the line
+        # after it. Any other line is tried against the keys.
+        boring = _boring(parts)
+        run = boring + rb".*+(?:\n" + boring + rb".*+)*+"
+        self._after_newline = re.compile(b"\n" + _either([run, *branches]))
         # Group g is the g-th key tried: a line found by it matched no key tried before, so only the
         # members with a key tried later may want it too, and are asked with their own keys.
         self._owners = [frozenset()] + [frozenset(owners[item]) for item in order]
         last = [max((g for g, item in enumerate(order, 1) if k in owners[item]), default=0) for k in range(self._size)]
         self._ask = [()] + [tuple(k for k in range(self._size) if k not in self._owners[g] and last[k] > g)
                             for g in range(1, len(order) + 1)]
-        self._alone = [re.compile(_body({kind: list(getattr(keys, kind)) for kind in _KINDS})[0]) for keys in members]
+        self._alone = [re.compile(_either(_body({kind: list(getattr(keys, kind)) for kind in _KINDS})[0]))
+                       for keys in members]
         self._needles: dict[bytes, list[int]] = {}
         for k, keys in enumerate(members):
             for needle in keys.anywhere:
@@ -220,8 +224,8 @@ class Sieve:
             return [[] for _ in range(self._size)]
         by_key: list[list[int]] = [[] for _ in self._owners]
         for m in self._after_newline.finditer(block):
-            if m.lastindex:
-                by_key[m.lastindex - 1].append(m.start(1))
+            if m.lastindex:  # not a run of lines no key finds
+                by_key[m.lastindex].append(m.start() + 1)
         if first := self._at_start.match(block):
             by_key[first.lastindex].append(0)  # type: ignore[index]
         found: list[list[int]] = [[] for _ in range(self._size)]
