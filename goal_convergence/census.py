@@ -67,6 +67,11 @@ _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("vf", r"\s*[✓❯×↓] \S+ \(\d+ tests?[^)]*\)(?: \d.*)?"),  # a test file's line: nothing to count
     ("mark", r"(?P<mi>\s*)(?P<mk>[✓✕×○✎↓√]) (?P<mt>.*\S)"),  # a jest or vitest test
 ]))
+# Nearly every line a verbose pytest run prints: "path::name[params] PASSED   [ 42%]", its id without a space.
+# Whatever this matches the alternation above takes as the same "pyv" (its id ends at the first space, as the
+# lazy one does, and the rule before it has no capital), without trying every rule at every character.
+_PYTEST_VERBOSE = re.compile(r"(?P<pyv>(?P<pv>[^\s:]+::\S[^ \n]*)"
+                             r" (?P<pvo>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: .*)?)")
 _UNITTEST_STATUS = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(([^)]*)\))?")
 _COUNT = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
@@ -169,7 +174,7 @@ class CensusScanner(LineScanner):
                 self._add("unittest", c)
                 return False
         self._jest_left = max(0, self._jest_left - 1)
-        if not (m := _LINE.fullmatch(line)):
+        if not (m := _PYTEST_VERBOSE.fullmatch(line) or _LINE.fullmatch(line)):
             if self._jest_left and line[:1].isspace():  # a describe block's heading, maybe
                 indent = len(line) - len(line.lstrip())
                 self._jest_stack = [*[(i, n) for i, n in self._jest_stack if i < indent], (indent, line.strip())]

@@ -233,32 +233,41 @@ class FailureScanner(LineScanner):
 
 # ---- fingerprint ----------------------------------------------------------------------------
 
-_NORMALISE: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+# Each group of rules goes with what a line must hold for any of them to match it, looked for first: a sub
+# tries its rule at every character of the line, a literal is found in one pass, and most lines hold none.
+# (The rules of a group all miss a line its need misses, so none of them changes it for the next.) None: the
+# rules begin with a literal, found as fast.
+_NORMALISE: list[tuple[re.Pattern[str] | None, list[tuple[re.Pattern[str], str]]]] = [(
+    None if need is None else re.compile(need), [(re.compile(rule), repl) for rule, repl in rules]) for need, rules in [
+    (r"-\d\d-", [(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?", "<time>")]),
     # The varying part of a temp path only: the rest still tells failures in different files apart.
-    (re.compile(r"\S*pytest-of-[^/\s]+/pytest-(?:\d+|current)/[^/\s]+"), "<tmp>"),
-    (re.compile(r"(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T/[^/\s]+|/tmp/[^/\s]+"), "<tmp>"),
-    (re.compile(r"^(thread '[^']*') \(\d+\)"), r"\1"),  # cargo test's thread id
-
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x?"),
+    ("pytest-of-", [(r"\S*pytest-of-[^/\s]+/pytest-(?:\d+|current)/[^/\s]+", "<tmp>")]),
+    ("/var/folders/|/tmp/", [(r"(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T/[^/\s]+|/tmp/[^/\s]+", "<tmp>")]),
+    ("thread '", [(r"^(thread '[^']*') \(\d+\)", r"\1")]),  # cargo test's thread id
+    ("0x", [(r"\b0x[0-9a-fA-F]+\b", "0x?")]),
     # Python traceback and tsc positions, and file:line[:col] anywhere.
-    (re.compile(r", line \d+"), ""),
-    (re.compile(r"\((\d+),(\d+)\)(?=:)"), ""),
-    (re.compile(r"(?<=[\w)\]>])(?::\d+){1,2}(?=[:\s),]|$)"), ""),
-    (re.compile(r"(?i)\b(?:in|took)\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|m)\b"), ""),
-    (re.compile(r"\(\s*\d+(?:\.\d+)?\s*(?:ms|s|sec)\s*\)"), ""),
-    (re.compile(r"\b\d+(?:\.\d+)?(?:ms|s)\b"), ""),
-    (re.compile(r"(?i)\b\d+ (?:passed|skipped|ignored|measured|filtered out|deselected|xfailed|xpassed"
-                r"|warnings?|total|todo|pending|pass|skip)\b"), ""),
-    (re.compile(r"\s\(\d+\)\s*$"), ""),  # vitest's "(3)" totals
-    (re.compile(r"[\s,;|=]+"), " "),
-]
+    (None, [(r", line \d+", ""), (r"\((\d+),(\d+)\)(?=:)", "")]),
+    (r":\d", [(r"(?<=[\w)\]>])(?::\d+){1,2}(?=[:\s),]|$)", "")]),
+    # Timings and counts: a number, maybe spaces, then the first letter of a unit or of a word counted.
+    (r"\d\s*(?i:[dfimpstwx])", [
+        (r"(?i)\b(?:in|took)\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|m)\b", ""),
+        (r"\(\s*\d+(?:\.\d+)?\s*(?:ms|s|sec)\s*\)", ""),
+        (r"\b\d+(?:\.\d+)?(?:ms|s)\b", ""),
+        (r"(?i)\b\d+ (?:passed|skipped|ignored|measured|filtered out|deselected|xfailed|xpassed"
+         r"|warnings?|total|todo|pending|pass|skip)\b", "")]),
+    (r"\)\s*$", [(r"\s\(\d+\)\s*$", "")]),  # vitest's "(3)" totals
+]]
 
 
 def normalise(line: str) -> str:
-    for pattern, repl in _NORMALISE:
-        line = pattern.sub(repl, line)
-    return line.strip(" ,;=|")
+    for need, rules in _NORMALISE:
+        if need is None or need.search(line):
+            for pattern, repl in rules:
+                line = pattern.sub(repl, line)
+    # Runs of whitespace and separators as one space, none at the ends (str.split's whitespace is what \s takes).
+    for separator in ",;|=":
+        line = line.replace(separator, " ")
+    return " ".join(line.split())
 
 
 def fingerprint(failure_lines: list[str], exit_code: int | None, timed_out: bool) -> str:

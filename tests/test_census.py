@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from goal_convergence import census as census_mod
 from goal_convergence.census import CensusScanner, collect, normalise_id, read_junit, runner_env
@@ -378,6 +380,59 @@ def test_ids_are_normalised():
     assert normalise_id(" t.py::test_x[<Foo at 0x7f3a9c2d1e80>] ") == "t.py::test_x[<Foo at 0x?>]"
     out = b"tests/test_x.py::test_p[<object object at 0x7f3a9c2d1e80>] PASSED  [100%]\n1 passed in 0.01s\n"
     assert scan(out).outcomes == {"tests.test_x::test_p[<object object at 0x?>]": "passed"}
+
+
+# The pieces of verbose pytest lines and of lines that only look like them: spaces, tabs and outcome words inside
+# ids, "<-" places, colons, a summary's words, non-ASCII whitespace.
+_PIECES = ["t.py", "::", ":", "x", "T", "[", "]", "a b", " ", "  ", "\t", "\u00a0", "\n", " <- ", "base.py", "=",
+           "PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS", "XFAILED", "passed", "1 passed in 0.1s", "(0:01)",
+           "[ 50%]", "(reason)", "é", "-"]
+_OUTCOMES = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS", "SKIP", "passed"]
+
+
+def _pieces(most: int) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(_PIECES), max_size=most).map("".join)
+
+
+def _taken_fast(line: str) -> bool:
+    """Whether the fast rule takes ``line``; when it does, the alternation takes it as the same pytest line."""
+    if quick := census_mod._PYTEST_VERBOSE.fullmatch(line):
+        whole = census_mod._LINE.fullmatch(line)
+        assert whole is not None and whole.lastgroup == "pyv"
+        assert (quick["pv"], quick["pvo"]) == (whole["pv"], whole["pvo"])
+    return quick is not None
+
+
+@pytest.mark.parametrize("line, fast", [
+    ("tests/test_m.py::TestB::test_b_00003[case-3] FAILED          [  0%]", True),
+    ("t.py::test_x PASSED", True),
+    ("t.py::test_x SKIPPED (no db) [ 50%]", True),
+    ("t.py::test_x PASSED FAILED", True),  # the first word after the id is its outcome
+    ("1::x PASSED", True),
+    ("t.py::test_x[a b] PASSED [ 50%]", False),  # a space in the id: the alternation's lazy id only
+    ("t.py::test_x[a FAILED b] PASSED", True),  # as the lazy id: up to the first outcome word
+    ("t.py::test_x <- base.py PASSED [ 50%]", False),
+    ("t.py::test_x\tPASSED", False),
+    ("t.py::test_x PASSEDX", False),
+    ("t.py::test_x SKIP", False),
+    ("t.py:: PASSED", False),
+    ("a:b::x PASSED", False),
+    (" t.py::test_x PASSED", False),
+])
+def test_the_fast_rule_for_verbose_pytest_lines_reads_them_as_the_alternation_does(line, fast):
+    assert _taken_fast(line) == fast
+
+
+@settings(max_examples=1000, deadline=None)
+@given(line=st.one_of(
+    st.builds(lambda path, name, outcome, rest: f"{path}::{name} {outcome}{rest}",
+              st.sampled_from(["t.py", "x", "a:b", ":", "", " t.py", "\tt.py", "1 passed in 0.1s", "é"]),
+              st.sampled_from(["x", "C::x", "x[a b]", "x[a", "x[", "x <- b.py", ":x", "é", "x\tPASSED"]) | _pieces(3),
+              st.sampled_from(_OUTCOMES),
+              st.sampled_from(["", " [ 50%]", " (why)", "X", "\t", " PASSED"]) | _pieces(3)),
+    _pieces(12), st.text(max_size=40)))
+def test_any_line_the_fast_rule_takes_is_the_same_verbose_pytest_line_to_the_alternation(line):
+    _taken_fast(line)
 
 
 # ---- streaming ----------------------------------------------------------------------------

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from goal_convergence import extract as extract_mod
 
@@ -274,6 +277,42 @@ def test_timeout_fingerprint_ignores_the_kill_signal():
 def test_a_pass_has_a_fixed_fingerprint():
     assert fingerprint([], 0, False) == PASS_FINGERPRINT
     assert fingerprint([], 1, False) != PASS_FINGERPRINT
+
+
+def _every_rule(line: str) -> str:
+    """normalise without the needs: each rule tried on every line, the separators by the rule they replace."""
+    for _, rules in extract_mod._NORMALISE:
+        for pattern, repl in rules:
+            line = pattern.sub(repl, line)
+    return re.sub(r"[\s,;|=]+", " ", line).strip(" ,;=|")
+
+
+# What the rules look for, whole and in pieces, and what looks like it: the letters (?i) matches beyond ASCII
+# (ſ, K, ı, İ), non-ASCII digits and whitespace, separators.
+_NOISE = ["2025-03-14T09:12:03.204Z", "2025-03-14 09:12:03,5+02:00", "2025-03-14", "T", "09:12:03", "-", " ", "Z",
+          "/tmp/pytest-of-root/pytest-12/test_x0", "/tmp/pytest-of-root/pytest-current", "pytest-of-", "/pytest-1",
+          "/private/var/folders/x1/ab/T/tmpq", "/var/folders/", "/tmp/", "/T/", "/x", "thread 'main' (123)", "thread '",
+          "'", "0xdeadBEEF", "0x", "g", ', line 12', "(2,9):", "(", ",", ")", ":", ":3", "a.py:12:3", "]", ">", "\t",
+          "\n", " in 3s", " took 4 secs", "(12 ms)", "0.5s", "12ms", "5 ſ", "4 MS", "6 IN", " (3) ", "(3)", "12", "3.5",
+          *(f"{i} {word}" for i, word in enumerate(["passed", "Skipped", "ignored", "measured", "filtered out",
+                                                    "deselected", "XFAILED", "xpassed", "warning", "total", "todo"])),
+          "in", "ı", "İ", "took", "ms", "s", "ſ", "S", "sec", "m", "K", "µ", "=", "|", ";", "\u00a0", "\u2003", "\x1c",
+          "٣", "x", "d", "p"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(line=st.lists(st.sampled_from(_NOISE), max_size=14).map("".join) | st.text(max_size=40))
+def test_a_rule_is_skipped_only_on_a_line_it_cannot_change(line):
+    for need, rules in extract_mod._NORMALISE:
+        if need is not None and any(pattern.search(line) for pattern, _ in rules):
+            assert need.search(line), (need.pattern, line)
+    assert extract_mod.normalise(line) == _every_rule(line)
+
+
+def test_normalise_reads_the_sample_outputs_as_every_rule_does():
+    lines = [line for path in sorted(SAMPLES.iterdir()) for line in path.read_text(errors="replace").splitlines()]
+    assert len(lines) > 1000
+    assert [extract_mod.normalise(line) for line in lines] == [_every_rule(line) for line in lines]
 
 
 def test_only_the_lines_holding_a_key_are_read_in_blocks_full_of_hint_words(monkeypatch):
