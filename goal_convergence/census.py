@@ -92,10 +92,12 @@ def normalise_id(test_id: str) -> str:
 
 
 def _pytest_id(nodeid: str) -> str:
-    # As the JUnit XML's classname::name, so that the output and the XML give the same ids.
-    path, bracket, params = nodeid.partition("[")
-    module, *where = path.split("::")
-    return ".".join([module.replace("/", ".").removesuffix(".py"), *where[:-1]]) + f"::{where[-1]}{bracket}{params}"
+    # As the JUnit XML's classname::name, so that the output and the XML give the same ids. The path ends at
+    # the first "::" (it may hold a "["), the parameters start at the first "[" after it (they may hold "::").
+    path, _, rest = nodeid.partition("::")
+    name, bracket, params = rest.partition("[")
+    *classes, test = name.split("::")
+    return ".".join([path.replace("/", ".").removesuffix(".py"), *classes]) + f"::{test}{bracket}{params}"
 
 
 def _counts(text: str) -> Counter[str]:

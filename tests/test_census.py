@@ -376,6 +376,11 @@ def test_pytest_summary_lines():
     assert scan(b"FAILED tests/test_a.py::test_a - AssertionError: 1 != 2\n") is None
 
 
+def test_a_bracket_in_a_test_path_or_a_colon_pair_in_a_parameter_keeps_the_id_whole():
+    lines = b"t/x[1]/a.py::T::t PASSED\nb.py::t[a::b] FAILED\n1 passed, 1 failed in 0.1s\n"
+    assert scan(lines).outcomes == {"t.x[1].a.T::t": "passed", "b::t[a::b]": "failed"}
+
+
 def test_ids_are_normalised():
     assert normalise_id(" t.py::test_x[<Foo at 0x7f3a9c2d1e80>] ") == "t.py::test_x[<Foo at 0x?>]"
     out = b"tests/test_x.py::test_p[<object object at 0x7f3a9c2d1e80>] PASSED  [100%]\n1 passed in 0.01s\n"
