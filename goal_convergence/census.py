@@ -47,10 +47,11 @@ _KEYS = Keys(
     counted=(b"[a-z]",),  # pytest's "3 passed in 0.1s"
     after_word=(b"::",), after_name=(rb" \(",))  # a pytest id; unittest's "test_x (module.Case) ... ok"
 
+_PYTEST_OUTCOMES = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"  # what a verbose line says of its test
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
     ("sum", r"=*\s*(?P<sums>(?:\d+ [a-z]+(?: [a-z]+)?, )*\d+ [a-z]+(?: [a-z]+)?|no tests ran)"
             r" in \d+(?:\.\d+)?s(?: \([\d:]+\))?\s*=*"),  # pytest
-    ("pyv", r"(?P<pv>[^\s:]+::\S.*?)(?: <- \S+)? (?P<pvo>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: .*)?"),
+    ("pyv", rf"(?P<pv>[^\s:]+::\S.*?)(?: <- \S+)? (?P<pvo>{_PYTEST_OUTCOMES})(?: .*)?"),
     ("pys", r"(?:\[gw\d+\] \[ *\d+%\] )?(?P<pso>PASSED|FAILED|ERROR|XFAIL|XPASS) (?P<ps>[^\s:]+::\S.*?)(?: - .*)?"),
     ("ran", r"Ran (?P<rann>\d+) tests? in \d+(?:\.\d+)?s"),  # unittest, and verbose:
     # A method's name does not begin with a digit (the sieve's key after_name relies on it).
@@ -71,7 +72,7 @@ _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
 # Whatever this matches the alternation above takes as the same "pyv" (its id ends at the first space, as the
 # lazy one does, and the rule before it has no capital), without trying every rule at every character.
 _PYTEST_VERBOSE = re.compile(r"(?P<pyv>(?P<pv>[^\s:]+::\S[^ \n]*)"
-                             r" (?P<pvo>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: .*)?)")
+                             rf" (?P<pvo>{_PYTEST_OUTCOMES})(?: .*)?)")
 _UNITTEST_STATUS = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(([^)]*)\))?")
 _COUNT = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")

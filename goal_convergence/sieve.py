@@ -7,7 +7,8 @@ time or a count), and strings anywhere in it. A
 ``Sieve`` compiles the keys of every scanner reading one output into one regular expression tried at
 each line's start (the regex engine walks over the lines in C, a line that starts like no key is left
 after a test or two, and a log line that begins with a time, which no key can find, after one) and one
-fast search per string, then tells each scanner which lines are its own. A gigabyte of ordinary output costs a few passes, not a Python step a line.
+fast search per string, then tells each scanner which lines are its own. A gigabyte of ordinary output
+costs a few passes, not a Python step a line.
 
 Keys are bytes and the rules match text (``lines.decode_line``), so each key finds at least the
 lines its rules match: its classes take every byte of a non-ASCII character (``DIGIT``, ``WORD``,
@@ -121,7 +122,8 @@ def _boring(parts: dict[str, list[bytes]]) -> bytes:
     not a count, ends with whitespace that begins no key after a first word. Keys after a count or a first
     word are the only ones a line that starts with a digit can match."""
     ends = bytes(b for b in b"\t\x0b\x0c\r " if not any(key[0] == b for key in parts["after_word"]))
-    return b"[0-9]" + DIGIT + b"*+[\x00-\x08\x0e-\x1f!-/;-\x7f]" + _WORD_RUN + b"[" + re.escape(ends) + b"]"
+    # After the digits (which take every byte >= 0x80), a byte of a first word that is no digit: not a count.
+    return b"[0-9]" + DIGIT + b"*+" + _WORD_START + _WORD_RUN + b"[" + re.escape(ends) + b"]"
 
 
 def _line_start(block: bytes, at: int) -> int:
