@@ -44,7 +44,7 @@ class Session:
 
     def __init__(self, seed: int = 1) -> None:
         self.rng = random.Random(seed)
-        self.n = 0
+        self.n = self.messages = 0
         self.meta = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/project",
                      "sessionId": "0b8f3c52-6f1e-4a7e-9d0c-2f4b8e1a7c93", "version": "2.1.328", "gitBranch": "main"}
 
@@ -91,12 +91,14 @@ class Session:
             yield self._entry("user", {"role": "user", "content": "now check the token usage of the cache again"})
 
     def lines(self, size: int) -> Iterator[bytes]:
-        written, i = 0, 0
+        """About ``size`` bytes of whole messages, numbered on from the ones before (a session goes on:
+        a message id is never written twice)."""
+        written = 0
         while written < size:
-            for line in self.message(i):
+            for line in self.message(self.messages):
                 written += len(line)
                 yield line
-            i += 1
+            self.messages += 1
 
 
 def write(path, size: int, seed: int = 1) -> None:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goal_convergence import cost
-from goal_convergence.claude_code import transcript, transcript_line
+from goal_convergence.claude_code import transcript, transcript_line, transcript_scan
 
 SONNET, HAIKU = "claude-sonnet-5", "claude-haiku-5-5"
 BIG = "def f():\n    return \"usage\"  # é ✓\n" * 400  # 14 KB, quotes and non-ASCII, longer than a WINDOW
@@ -295,8 +295,8 @@ def test_since_reads_the_timestamp_of_claude_codes_layout(tmp_path):
 
 
 def test_lines_across_the_windows_of_the_map_and_one_longer_than_a_window(tmp_path, monkeypatch):
-    monkeypatch.setattr(transcript, "WINDOW", 64 << 10)
-    monkeypatch.setattr(transcript, "MAX_LINE", 32 << 10)
+    monkeypatch.setattr(transcript_scan, "WINDOW", 64 << 10)
+    monkeypatch.setattr(transcript_scan, "MAX_LINE", 32 << 10)
     text = "".join(claude_line(f"msg_{i}", out=i, block={"type": "text", "text": BIG[:i * 97]}) + tool_result(BIG[:i])
                    for i in range(120))
     long = tool_result("y" * (200 << 10))  # longer than a window: skipped, as any line over MAX_LINE
@@ -317,5 +317,5 @@ def test_a_256_mb_line_is_passed_over_and_the_messages_around_it_count(tmp_path)
 def test_a_file_system_that_cannot_map_the_file_is_read_instead(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError(19, "No such device")  # ENODEV: what mmap says on a file system without it
-    monkeypatch.setattr(transcript.mmap, "mmap", refuse)
+    monkeypatch.setattr(transcript_scan.mmap, "mmap", refuse)
     check(tmp_path / "s.jsonl", claude_line("msg_1", out=1), tool_result(BIG), claude_line("msg_2", out=2))

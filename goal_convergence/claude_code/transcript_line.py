@@ -24,7 +24,7 @@ the content's place (``json.loads`` keeps the last) or a message without usage f
 object ending with the line's only ``"usage"``: Claude Code writes neither.
 
 A line in Claude Code's own layout, nearly every line of a transcript, is read without the JSON
-parser at all (transcript.py): its head is compared with bytes the session's earlier lines
+parser at all (transcript_scan.py): its head is compared with bytes the session's earlier lines
 established (``PREFIX``: the scalar fields after ``parentUuid``, none of them a ``"type"``; then a
 user's ``"type":"user"``, skipped, or the assistant's message opening with its model and id,
 ``HEAD``), and only the last line of a message's run has its tail matched (``billed``): from the
@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import repeat
+from operator import add, sub
 
 WINDOW = 4096  # bytes of a line's head, and of its tail, read by the cheap path
 
@@ -109,7 +111,7 @@ def _flat(buf: bytes, start: int, end: int) -> bool:
     return buf.find(b"{", start, end) < 0 and buf.find(b"[", start, end) < 0
 
 
-# Claude Code's own layout of an entry, read by matching bytes alone (transcript.py's fast path). The
+# Claude Code's own layout of an entry, read by matching bytes alone (transcript_scan.py). The
 # head: the entry opens with its parentUuid, then scalar fields of the session (``PREFIX``: none of
 # them a "type"), then either the user's ``"type":"user"`` or the assistant's message with its model
 # and id before its content (``HEAD``; a model or id holding an escape is left to the JSON parser).
@@ -120,24 +122,37 @@ PREFIX = re.compile(rb'\{"parentUuid":(?:null|"[^"\\]*")((?:,"(?!type")[^"\\]*":
                     rb'(?="message":\{"model":|"type":"user",)')
 HEAD = re.compile(rb'"message":\{"model":"([^"]*)","id":"([^"]+)","type":"message","role":"assistant","content":\[')
 # The tail: the content's closing bracket, the message's last scalars and its usage, then the entry's
-# scalars to the end of the line, its type among them.
-_N = rb"(0|[1-9][0-9]*)"
-_S = rb'"[^"]*"'
-_TAIL = re.compile(rb'\],"stop_reason":(?:null|' + _S + rb'),"stop_sequence":(?:null|' + _S + rb'),"usage":\{'
+# scalars to the end of the line, its type among them. Tails are matched many at once, one a line of
+# their join (a line holds no newline): as many matches as tails, each starting at one, is each tail
+# matched whole, since a match that ran on into the next tail would leave that one without its own.
+_N = rb"(-?(?:0|[1-9][0-9]*+))"  # a JSON integer: what int() reads as json.loads does
+_S = rb'"[^"]*+"'
+_TAIL = re.compile(rb'^\],"stop_reason":(?:null|' + _S + rb'),"stop_sequence":(?:null|' + _S + rb'),"usage":\{'
                    rb'"input_tokens":' + _N + rb',"cache_creation_input_tokens":' + _N + rb',"cache_read_input_tokens":'
                    + _N + rb',"cache_creation":\{"ephemeral_5m_input_tokens":' + _N + rb',"ephemeral_1h_input_tokens":'
                    + _N + rb'\},"output_tokens":' + _N + rb',"service_tier":' + _S + rb'\}\},"requestId":' + _S
-                   + rb',"type":"assistant","uuid":' + _S + rb',"timestamp":"([^"\\]*)"\}[ \t\r]*')
+                   + rb',"type":"assistant","uuid":' + _S + rb',"timestamp":"([^"]*+)"\}[ \t\r]*+$', re.M)
+TAIL_START = b'],"stop_reason":'  # where a tail starts (the last of them in the line)
+# A timestamp as Claude Code writes one (UTC, to the millisecond): two of them compare as their bytes do.
+_ISO = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"
+_STAMPS = re.compile(rb"(?:" + _ISO + rb"\n)*+" + _ISO)
 
 
-def billed(buf: bytes, start: int, end: int) -> tuple[tuple[int, int, int, int, int], bytes] | None:
-    """(``cost.usage_counts``, timestamp) of a line whose head ``HEAD`` matched, when its tail is Claude
-    Code's: the usage the message ends with, the entry's type and timestamp after it."""
-    at = buf.rfind(b'],"stop_reason":', start, end)
-    found = _TAIL.fullmatch(buf, at, end) if at >= 0 else None
-    if found is None:
+def billed(tails: list[bytes]) -> tuple[tuple[list[int], ...], tuple[bytes, ...]] | None:
+    """The ``cost.usage_counts`` (as five columns, one a kind of token) and the timestamp of each tail
+    (from a line whose ``HEAD`` matched, its last ``TAIL_START`` to its end), when every one of them is
+    Claude Code's: the usage the message ends with, the entry's type and timestamp after it. All are
+    matched by one regex search and their counts worked out column by column: no Python step a tail."""
+    found = _TAIL.findall(b"\n".join(tails))
+    if len(found) != len(tails):
         return None
-    tokens_in, total, read, w5m, w1h, out, stamp = found.groups()
-    w5m, w1h, rest = int(w5m), int(w1h), int(total)
-    rest -= w5m + w1h  # a cache-write total beyond its split counts as 5-minute writes
-    return (int(tokens_in), w5m + rest if rest > 0 else w5m, w1h, int(read), int(out)), stamp
+    tokens_in, total, read, w5m, w1h, out, stamps = zip(*found)
+    tokens_in, total, read, w5m, w1h, out = ([*map(int, column)] for column in (tokens_in, total, read, w5m, w1h, out))
+    # A cache-write total beyond its split counts as 5-minute writes.
+    w5m = list(map(add, w5m, map(max, repeat(0), map(sub, total, map(add, w5m, w1h)))))
+    return (tokens_in, w5m, w1h, read, out), stamps
+
+
+def utc(stamps: tuple[bytes, ...]) -> bool:
+    """Whether every timestamp is written as Claude Code writes one, so that they compare as their bytes do."""
+    return _STAMPS.fullmatch(b"\n".join(stamps)) is not None
