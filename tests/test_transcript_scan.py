@@ -75,7 +75,7 @@ def test_synthetic_messages_of_claude_codes_layout_and_counts_that_are_not_numbe
 
 
 @pytest.mark.parametrize("count", ["1.5", "1e3", "-4", "01"])
-def test_a_count_json_writes_as_another_number_reads_as_json_loads_reads_it(tmp_path, count):
+def test_a_count_that_is_not_a_json_integer_reads_as_json_loads_reads_it(tmp_path, count):
     line = claude_line("msg_1", out=123456).replace('"output_tokens":123456', f'"output_tokens":{count}')
     path = tmp_path / "s.jsonl"
     path.write_text(claude_line("msg_0") + line, encoding="utf-8")
