@@ -261,9 +261,11 @@ class Scan:
         ended, self.ended = self.ended, []
         keys, firsts, lasts, tails, _, _, _, models, _ = zip(*ended)
         bills = mids = names = None
-        if b"\\" not in b"".join(keys) and b"\\" not in b"".join(models):
-            try:  # decoded at once: an id or a model holds no newline, as a line does not
-                mids, names = b"\n".join(keys).decode().split("\n"), b"\n".join(models).decode().split("\n")
+        # One line each, as an id or a model holds no newline (a line does not): searched and decoded at once.
+        all_ids, all_models = b"\n".join(keys), b"\n".join(models)
+        if b"\\" not in all_ids and b"\\" not in all_models:
+            try:
+                mids, names = all_ids.decode().split("\n"), all_models.decode().split("\n")
             except UnicodeDecodeError:  # json.loads of its line would fail too: each alone
                 pass
             else:
