@@ -74,6 +74,33 @@ def test_synthetic_messages_of_claude_codes_layout_and_counts_that_are_not_numbe
     assert read_all(path).tokens == 1001 + 1003 + 1005
 
 
+def cache_writes(mid: str, total: int, w5m: int, w1h: int) -> str:
+    entry = json.loads(claude_line(mid))
+    entry["message"]["usage"].update(cache_creation_input_tokens=total, cache_creation={
+        "ephemeral_5m_input_tokens": w5m, "ephemeral_1h_input_tokens": w1h})
+    return json.dumps(entry, separators=(",", ":")) + "\n"
+
+
+@pytest.mark.parametrize("splits", [
+    [(500, 500, 0), (7, 7, 0)], [(500, 0, 500), (0, 0, 0)],  # all to one duration, as Claude Code writes them
+    [(500, 500, 0), (300, 0, 300)], [(500, 200, 300)], [(900, 200, 300)], [(100, 200, 300)], [(9, 0, 0), (0, 0, 9)]])
+def test_cache_writes_bill_at_their_durations_price_whatever_the_split(tmp_path, splits):
+    # 5-minute and 1-hour writes are priced apart, and a total beyond its split counts as 5-minute writes.
+    lines = [cache_writes(f"msg_{i}", *split) for i, split in enumerate(splits)]
+    r = check(tmp_path / "s.jsonl", *lines)
+    assert r.tokens == sum(1100 + max(total, w5m + w1h) for total, w5m, w1h in splits)
+
+
+def test_a_bracket_in_a_string_after_the_content_reads_as_json_loads_reads_it(tmp_path):
+    # A tail starts at the line's last "]": one in the stop sequence leaves the line to the JSON parser.
+    odd = json.loads(claude_line("msg_2", out=2))
+    odd["message"]["stop_sequence"] = "]]"
+    odd["requestId"] = "req_]"
+    r = check(tmp_path / "s.jsonl", claude_line("msg_1", out=1), json.dumps(odd, separators=(",", ":")) + "\n",
+              claude_line("msg_3", out=3))
+    assert r.tokens == 1001 + 1002 + 1003
+
+
 @pytest.mark.parametrize("count", ["1.5", "1e3", "-4", "01"])
 def test_a_count_that_is_not_a_json_integer_reads_as_json_loads_reads_it(tmp_path, count):
     line = claude_line("msg_1", out=123456).replace('"output_tokens":123456', f'"output_tokens":{count}')

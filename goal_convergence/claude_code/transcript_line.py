@@ -132,7 +132,9 @@ _TAIL = re.compile(rb'^\],"stop_reason":(?:null|' + _S + rb'),"stop_sequence":(?
                    + _N + rb',"cache_creation":\{"ephemeral_5m_input_tokens":' + _N + rb',"ephemeral_1h_input_tokens":'
                    + _N + rb'\},"output_tokens":' + _N + rb',"service_tier":' + _S + rb'\}\},"requestId":' + _S
                    + rb',"type":"assistant","uuid":' + _S + rb',"timestamp":"([^"]*+)"\}[ \t\r]*+$', re.M)
-TAIL_START = b'],"stop_reason":'  # where a tail starts (the last of them in the line)
+# Where a tail starts: the line's last "]", the content's close in Claude Code's layout (one byte, found by
+# memrchr; a "]" in a string after it leaves the tail unmatched, and the line to the JSON parser).
+TAIL_START = b"]"
 # A timestamp as Claude Code writes one (UTC, to the millisecond): two of them compare as their bytes do.
 _ISO = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"
 _STAMPS = re.compile(rb"(?:" + _ISO + rb"\n)*+" + _ISO)
@@ -147,10 +149,18 @@ def billed(tails: list[bytes]) -> tuple[tuple[list[int], ...], tuple[bytes, ...]
     if len(found) != len(tails):
         return None
     tokens_in, total, read, w5m, w1h, out, stamps = zip(*found)
-    tokens_in, total, read, w5m, w1h, out = ([*map(int, column)] for column in (tokens_in, total, read, w5m, w1h, out))
-    # A cache-write total beyond its split counts as 5-minute writes.
-    w5m = list(map(add, w5m, map(max, repeat(0), map(sub, total, map(add, w5m, w1h)))))
-    return (tokens_in, w5m, w1h, read, out), stamps
+    zeros = (b"0",) * len(found)
+    # Claude Code splits the cache-write total all to one duration: then the total is the other
+    # column and needs no reading. Any other split is worked out as cost.usage_counts does.
+    if w5m == zeros and total == w1h:
+        w5m, w1h = [0] * len(found), [*map(int, w1h)]
+    elif w1h == zeros and total == w5m:
+        w5m, w1h = [*map(int, w5m)], [0] * len(found)
+    else:
+        total, w5m, w1h = ([*map(int, column)] for column in (total, w5m, w1h))
+        # A cache-write total beyond its split counts as 5-minute writes.
+        w5m = list(map(add, w5m, map(max, repeat(0), map(sub, total, map(add, w5m, w1h)))))
+    return ([*map(int, tokens_in)], w5m, w1h, [*map(int, read)], [*map(int, out)]), stamps
 
 
 def utc(stamps: tuple[bytes, ...]) -> bool:

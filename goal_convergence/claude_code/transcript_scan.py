@@ -110,9 +110,13 @@ class Messages:
     def add_many(self, ids: list[str], firsts: tuple[int, ...], lasts: tuple[int, ...], models: list[str],
                  counts: tuple[list[int], ...]) -> bool:
         """Rows for messages not counted before; False, and nothing added, when one of them was."""
-        if not self.seen.isdisjoint(ids) or len(set(ids)) != len(ids):
+        seen, before = self.seen, len(self.seen)
+        if not seen.isdisjoint(ids):
             return False
-        self.seen.update(ids)
+        seen.update(ids)
+        if len(seen) != before + len(ids):  # an id twice among them, none seen before: as they were
+            seen.difference_update(ids)
+            return False
         self.ids += ids
         self.firsts += firsts
         self.lasts += lasts
@@ -182,35 +186,43 @@ class Scan:
     def lines(self, buf: bytes, ls: int, cut: int, base: int) -> None:
         """The lines of ``buf[ls:cut]``, each ending with a newline; ``base`` is the offset of ``buf``."""
         # Bytes are compared as slices: cheaper than startswith, whose arguments are parsed the slow way.
-        find, head_match = buf.find, lines.HEAD.match
+        find, head_match, parent, longest = buf.find, lines.HEAD.match, _PARENT, MAX_LINE
         prefix, user = self.prefix, self.user
+        psize, usize = len(prefix), len(user)
         mid, first, last, rbuf, rls, rle, head, model = self.run
+        ended, tail = self.ended, lines.TAIL_START  # flush() empties ended in place
         size = len(head) if head is not None else 0
         while ls < cut:
             le = find(b"\n", ls)
-            if le - ls > MAX_LINE:
+            if le - ls > longest:
                 ls = le + 1
                 continue
             # Where the fields after a string parentUuid start: an escaped quote in it fails the comparisons below.
-            q = find(b'"', ls + 15, le) + 1 if buf[ls:ls + 15] == _PARENT else 0
+            q = find(b'"', at, le) + 1 if buf[ls:(at := ls + 15)] == parent else 0
             if q:
                 if buf[q:q + size] == head:  # the run's message again
                     last, rbuf, rls, rle = base + ls, buf, ls, le
                     ls = le + 1
                     continue
-                if buf[q:q + len(user)] == user:
+                if buf[q:q + usize] == user:
                     ls = le + 1
                     continue
-                at = q + len(prefix)
-                if buf[q:at] != prefix and (found := lines.PREFIX.match(buf, ls, le)) is not None:
+                at = q + psize
+                known = buf[q:at] == prefix
+                if not known and (found := lines.PREFIX.match(buf, ls, le)) is not None:
                     # The session's fields, seen first or changed: the line is a user's or begins a run.
-                    prefix, user = found[1], found[1] + b'"type":"user",'
-                    at = q + len(prefix)
-                    if buf[q:q + len(user)] == user:
+                    prefix, user, psize, usize = _learnt(found)
+                    at, known = q + psize, True
+                    if buf[q:q + usize] == user:
                         ls = le + 1
                         continue
-                if buf[q:at] == prefix and (found := head_match(buf, at)) is not None:  # a run begins
-                    if mid is not None:
+                if known and (found := head_match(buf, at)) is not None:  # a run begins
+                    if head is not None:  # end()'s first case, inline: a call a message costs 3% of the read
+                        ended.append((mid, first, last, rbuf[rbuf.rfind(tail, rls, rle):rle], rbuf, rls, rle, model,
+                                      head))
+                        if len(ended) >= BATCH:
+                            self.flush()
+                    elif mid is not None:
                         self.end(mid, first, last, rbuf, rls, rle, head, model)
                     mid, first, last, rbuf, rls, rle = found[2], base + ls, base + ls, buf, ls, le
                     head, model = buf[q:found.end()], found[1]
@@ -229,7 +241,7 @@ class Scan:
                         mid, first = key, base + ls
                     last, rbuf, rls, rle, head, model, size = base + ls, buf, ls, le, None, None, 0
             if not q and (found := lines.PREFIX.match(buf, ls, le)) is not None:  # a parentUuid of null
-                prefix, user = found[1], found[1] + b'"type":"user",'
+                prefix, user, psize, usize = _learnt(found)
             ls = le + 1
         self.prefix, self.user = prefix, user
         self.run = mid, first, last, rbuf, rls, rle, head, model
@@ -258,7 +270,8 @@ class Scan:
         model, no id seen before and a timestamp not before ``since``; else each alone."""
         if not self.ended:
             return
-        ended, self.ended = self.ended, []
+        ended = self.ended[:]  # emptied in place: lines() holds the list
+        self.ended.clear()
         keys, firsts, lasts, tails, _, _, _, models, _ = zip(*ended)
         bills = mids = names = None
         # One line each, as an id or a model holds no newline (a line does not): searched and decoded at once.
@@ -343,6 +356,14 @@ class Scan:
             except (ValueError, TypeError):  # counts that are not numbers: nothing to bill
                 return
         self.messages.add(mid, first, last, name, usage)
+
+
+def _learnt(found: re.Match) -> tuple[bytes, bytes, int, int]:
+    """The session's fields that ``transcript_line.PREFIX`` found, a user's line's head after them, and
+    their lengths."""
+    prefix = found[1]
+    user = prefix + b'"type":"user",'
+    return prefix, user, len(prefix), len(user)
 
 
 def _message_id(buf: bytes, start: int, end: int) -> bytes | None:
