@@ -6,7 +6,8 @@ Transcripts as Claude Code writes them (``transcripts.py``: thinking, text and t
 each message, tool results of a few bytes to hundreds of KB held twice, subagent usage in Task
 results, "usage" keys in tool inputs; about 40 KB a message). Rows, each beside a plain Python read
 of the same file (``PLAIN_BLOCK`` at a time) measured in the same run. Both sides are timed in CPU time, the
-best of three runs of each taken in turns: reading from the page cache waits for nothing, so the
+best of five runs of each taken in turns (a neighbour on a shared machine, using the memory and caches a
+run uses too, only ever slows one: the best is the least disturbed): reading from the page cache waits for nothing, so the
 CPU time is the whole cost, while the wall time of a run on a shared machine also holds other
 processes' time slices (the wall times are printed beside):
 
@@ -62,7 +63,7 @@ def plain(path: Path) -> Times:
     return clocked(run)
 
 
-def best(*runs: Callable[[], Times], times: int = 3) -> list[Times]:
+def best(*runs: Callable[[], Times], times: int = 5) -> list[Times]:
     """The best (least CPU) times of each run, the runs taken in turns."""
     found = [(float("inf"), float("inf"))] * len(runs)
     for _ in range(times):

@@ -110,13 +110,9 @@ class Messages:
     def add_many(self, ids: list[str], firsts: tuple[int, ...], lasts: tuple[int, ...], models: list[str],
                  counts: tuple[list[int], ...]) -> bool:
         """Rows for messages not counted before; False, and nothing added, when one of them was."""
-        seen, before = self.seen, len(self.seen)
-        if not seen.isdisjoint(ids):
+        if not self.seen.isdisjoint(ids) or len(set(ids)) != len(ids):
             return False
-        seen.update(ids)
-        if len(seen) != before + len(ids):  # an id twice among them, none seen before: as they were
-            seen.difference_update(ids)
-            return False
+        self.seen.update(ids)
         self.ids += ids
         self.firsts += firsts
         self.lasts += lasts
