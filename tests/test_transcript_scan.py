@@ -101,6 +101,29 @@ def test_a_bracket_in_a_string_after_the_content_reads_as_json_loads_reads_it(tm
     assert r.tokens == 1001 + 1002 + 1003
 
 
+def parent(line: str, value: str) -> str:
+    """The line with this parentUuid (JSON text, in place of its own)."""
+    return line.replace('"parentUuid":"a1"', f'"parentUuid":{value}', 1).replace('"parentUuid":"b2"',
+                                                                               f'"parentUuid":{value}', 1)
+
+
+def test_parent_uuids_of_any_length_and_a_short_one_before_a_field_of_its_own_read_as_json_loads_reads_them(tmp_path):
+    # A parentUuid as long as the last one is not searched for its closing quote: the bytes after it are
+    # compared where that quote would be. Lengths that change, on a run's lines and a user's, are found again;
+    # a short one followed by a field of its own whose value ends where a long one would have, then the
+    # session's fields and the message, is the same message to json.loads (its fields come later in the line).
+    uuid = '"5e1d0000-0000-4000-8000-000000000001"'
+    short = '"ab","x":"' + "y" * (len(uuid) - 1 - len('"ab","x":"')) + '"'  # as long as uuid
+    lines = [parent(claude_line("msg_1", out=1), uuid), parent(claude_line("msg_1", out=2), uuid),
+             parent(tool_result("x"), uuid), parent(claude_line("msg_2", out=3), '"ab"'),
+             parent(claude_line("msg_2", out=4), uuid), parent(tool_result("x"), '""'),
+             parent(claude_line("msg_3", out=5), '""'), parent(claude_line("msg_3", out=6), uuid),
+             parent(claude_line("msg_3", out=66), short), parent(tool_result("x"), short),
+             parent(claude_line("msg_4", out=7), '"' + "z" * 80 + '"')]
+    r = check(tmp_path / "s.jsonl", *lines)
+    assert r.tokens == 1002 + 1004 + 1066 + 1007
+
+
 @pytest.mark.parametrize("count", ["1.5", "1e3", "-4", "01"])
 def test_a_count_that_is_not_a_json_integer_reads_as_json_loads_reads_it(tmp_path, count):
     line = claude_line("msg_1", out=123456).replace('"output_tokens":123456', f'"output_tokens":{count}')

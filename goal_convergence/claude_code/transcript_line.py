@@ -44,6 +44,10 @@ from itertools import repeat
 from operator import add, sub
 
 WINDOW = 4096  # bytes of a line's head, and of its tail, read by the cheap path
+# A message's lines come one after another, each with its usage so far: only the last of a run is
+# parsed, the run told by the message id ("msg_..."), found without parsing. A line without one is
+# parsed alone (transcript_scan.py).
+_ID = re.compile(rb'"id":\s*"(msg_[^"\\]+)"')
 
 
 def may_count(buf: bytes, start: int, end: int) -> bool:
@@ -88,6 +92,16 @@ def _cheap(buf: bytes, start: int, end: int) -> dict | None:
     keep = at if buf[start] == 123 and _flat(buf, start + 1, at) and buf.find(b'"type"', start, at) < 0 \
         and buf.find(b'"timestamp"', start, at) < 0 else start  # 123: "{"
     return _parse(b"".join((b"{" if keep == at else b"", buf[keep:inner], b"null,", buf[usage:end])))
+
+
+def message_id(buf: bytes, start: int, end: int) -> bytes | None:
+    """``_ID.search`` of the line, its literal start found by ``bytes.find`` (the regex engine's own scan is slower)."""
+    at = buf.find(b'"id":', start, end)
+    while at >= 0:
+        if found := _ID.match(buf, at, end):
+            return found[1]
+        at = buf.find(b'"id":', at + 1, end)
+    return None
 
 
 def _parse(text: bytes) -> dict | None:

@@ -11,7 +11,12 @@ skipped, so every read is linear, and a read that starts inside a line skips to 
 Nearly every line is of Claude Code's own layout and is told by comparing bytes: its head after the
 parentUuid is the session's fields as last seen (``transcript_line.PREFIX``, learnt again where they
 change) and then a user's type, skipped, or an assistant's message (``HEAD``), which begins a run of
-its message's lines; the lines whose head is the same bytes are the run's. A message is counted with
+its message's lines; the lines whose head is the same bytes are the run's. The parentUuid (a UUID) is
+as long as the one before, so those bytes are compared from where its closing quote was, and the
+quote is searched for only when they differ. A quote there that ends a string after a shorter
+parentUuid, not the parentUuid itself, changes nothing: the fields compared come later in the line,
+and json.loads lets a later field stand over an earlier one (an escaped quote there is a line that is
+not JSON, which the search for the quote compares alike). A message is counted with
 the usage of the newest line of its run that holds a ``"usage"``, and a message whose lines come
 apart (its id in two runs) keeps its first offset and takes the newer usage. The run's lines are not
 searched for a usage as they go by, since Claude Code writes one in every line: the newest is
@@ -20,7 +25,7 @@ checked when the run ends, and only when it holds none are the run's lines read 
 usage and timestamps read from their newest lines' tails all at once (``transcript_line.billed``)
 into ``Messages``, a column a field. A line of any other shape, or a run whose tail is not Claude
 Code's, is read by ``transcript_line.may_count`` and ``message``, as ``json.loads`` of every line
-would read it, its run told by ``_message_id``; such a line that holds no ``"usage"`` bills nothing,
+would read it, its run told by ``transcript_line.message_id``; such a line that holds no ``"usage"`` bills nothing,
 so it neither joins nor ends a run.
 """
 
@@ -42,10 +47,6 @@ MAX_LINE = 16 << 20
 # records are still in the CPU's cache when counted (a window's worth has been evicted by its 64 MB).
 BATCH = 256
 _PARENT = b'{"parentUuid":"'
-# A message's lines come one after another, each with its usage so far: only the last of a run is
-# parsed, the run told by the message id ("msg_..."), found without parsing. A line without one is
-# parsed alone.
-_ID = re.compile(rb'"id":\s*"(msg_[^"\\]+)"')
 
 
 def read_lines(fd: int, start: int, stop: int, scan: Scan) -> int:
@@ -169,11 +170,13 @@ class Scan:
         self.since, self.messages, self.fd = since, messages, fd
         self.cut = _stamp(since)
         # The session's fields between parentUuid and the rest, as last seen, and a user's line's head
-        # after them (a newline, which no line holds, before any is seen).
+        # from parentUuid's closing quote (a newline, which no line holds, before any is seen); the
+        # length of the last string parentUuid read.
         self.prefix = self.user = b"\n"
+        self.ulen = 0
         # The run of one message's lines being read: (id, first and last offset, the last line as
-        # buffer, start and end, the bytes it starts with after its parentUuid and its model when it
-        # is of Claude Code's layout, else None and None). No run: id None.
+        # buffer, start and end, the bytes it starts with from its parentUuid's closing quote and its
+        # model when it is of Claude Code's layout, else None and None). No run: id None.
         self.run: tuple = (None, 0, 0, b"", 0, 0, None, None)
         # Runs of Claude Code's layout that ended: (id, first, last, the last line's tail, buffer, start,
         # end, model, head).
@@ -183,7 +186,7 @@ class Scan:
         """The lines of ``buf[ls:cut]``, each ending with a newline; ``base`` is the offset of ``buf``."""
         # Bytes are compared as slices: cheaper than startswith, whose arguments are parsed the slow way.
         find, head_match, parent, longest = buf.find, lines.HEAD.match, _PARENT, MAX_LINE
-        prefix, user = self.prefix, self.user
+        prefix, user, ulen = self.prefix, self.user, self.ulen
         psize, usize = len(prefix), len(user)
         mid, first, last, rbuf, rls, rle, head, model = self.run
         ended, tail = self.ended, lines.TAIL_START  # flush() empties ended in place
@@ -193,23 +196,31 @@ class Scan:
             if le - ls > longest:
                 ls = le + 1
                 continue
-            # Where the fields after a string parentUuid start: an escaped quote in it fails the comparisons below.
-            q = find(b'"', at, le) + 1 if buf[ls:(at := ls + 15)] == parent else 0
-            if q:
-                if buf[q:q + size] == head:  # the run's message again
+            if buf[ls:(at := ls + 15)] == parent:
+                # The quote that closes a string parentUuid as long as the last one (see the module's
+                # docstring), and the head and a user's type after it; else the quote is searched for.
+                g = at + ulen
+                if buf[g:g + size] == head:  # the run's message again
                     last, rbuf, rls, rle = base + ls, buf, ls, le
                     ls = le + 1
                     continue
-                if buf[q:q + usize] == user:
+                if buf[g:g + usize] == user:
                     ls = le + 1
                     continue
+                if (q := find(b'"', at, le)) != g and q >= 0:  # a parentUuid of another length: the line again
+                    ulen = q - at
+                    continue
+                q += 1  # where the fields after it start (0: no quote, not Claude Code's layout)
+            else:
+                q = 0
+            if q:
                 at = q + psize
                 known = buf[q:at] == prefix
                 if not known and (found := lines.PREFIX.match(buf, ls, le)) is not None:
                     # The session's fields, seen first or changed: the line is a user's or begins a run.
                     prefix, user, psize, usize = _learnt(found)
                     at, known = q + psize, True
-                    if buf[q:q + usize] == user:
+                    if buf[q - 1:q - 1 + usize] == user:
                         ls = le + 1
                         continue
                 if known and (found := head_match(buf, at)) is not None:  # a run begins
@@ -221,12 +232,12 @@ class Scan:
                     elif mid is not None:
                         self.end(mid, first, last, rbuf, rls, rle, head, model)
                     mid, first, last, rbuf, rls, rle = found[2], base + ls, base + ls, buf, ls, le
-                    head, model = buf[q:found.end()], found[1]
+                    head, model = buf[q - 1:found.end()], found[1]
                     size = len(head)
                     ls = le + 1
                     continue
             if lines.may_count(buf, ls, le):
-                key = _message_id(buf, ls, le)
+                key = lines.message_id(buf, ls, le)
                 if mid is not None and mid != key:
                     self.end(mid, first, last, rbuf, rls, rle, head, model)
                     mid, head, model, size = None, None, None, 0
@@ -239,7 +250,7 @@ class Scan:
             if not q and (found := lines.PREFIX.match(buf, ls, le)) is not None:  # a parentUuid of null
                 prefix, user, psize, usize = _learnt(found)
             ls = le + 1
-        self.prefix, self.user = prefix, user
+        self.prefix, self.user, self.ulen = prefix, user, ulen
         self.run = mid, first, last, rbuf, rls, rle, head, model
         self.flush()
 
@@ -326,8 +337,8 @@ class Scan:
         le = stop - base
         while le > first - base:
             ls = view.rfind(b"\n", first - base, le) + 1 or first - base
-            q = view.find(b'"', ls + 15, le) + 1 if view[ls:ls + 15] == _PARENT else 0
-            if le - ls <= MAX_LINE and q and view[q:q + len(head)] == head and view.rfind(b'"usage"', ls, le) >= 0:
+            q = view.find(b'"', ls + 15, le) if view[ls:ls + 15] == _PARENT else -1
+            if le - ls <= MAX_LINE and q >= 0 and view[q:q + len(head)] == head and view.rfind(b'"usage"', ls, le) >= 0:
                 return view, ls, le, base + ls
             le = ls - 1
         return None
@@ -358,18 +369,8 @@ def _learnt(found: re.Match) -> tuple[bytes, bytes, int, int]:
     """The session's fields that ``transcript_line.PREFIX`` found, a user's line's head after them, and
     their lengths."""
     prefix = found[1]
-    user = prefix + b'"type":"user",'
+    user = b'"' + prefix + b'"type":"user",'
     return prefix, user, len(prefix), len(user)
-
-
-def _message_id(buf: bytes, start: int, end: int) -> bytes | None:
-    """``_ID.search`` of the line, its literal start found by ``bytes.find`` (the regex engine's own scan is slower)."""
-    at = buf.find(b'"id":', start, end)
-    while at >= 0:
-        if found := _ID.match(buf, at, end):
-            return found[1]
-        at = buf.find(b'"id":', at + 1, end)
-    return None
 
 
 def _before(stamp: object, since: datetime) -> bool:
