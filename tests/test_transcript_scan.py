@@ -119,9 +119,11 @@ def test_parent_uuids_of_any_length_and_a_short_one_before_a_field_of_its_own_re
              parent(claude_line("msg_2", out=4), uuid), parent(tool_result("x"), '""'),
              parent(claude_line("msg_3", out=5), '""'), parent(claude_line("msg_3", out=6), uuid),
              parent(claude_line("msg_3", out=66), short), parent(tool_result("x"), short),
-             parent(claude_line("msg_4", out=7), '"' + "z" * 80 + '"')]
+             parent(claude_line("msg_4", out=7), '"' + "z" * 80 + '"'), parent(claude_line("msg_5", out=8), uuid),
+             parent(claude_line("msg_5", out=88), short), without_usage(parent(claude_line("msg_5", out=9), uuid))]
     r = check(tmp_path / "s.jsonl", *lines)
-    assert r.tokens == 1002 + 1004 + 1066 + 1007
+    # msg_5's newest line holds no usage: the one before it that does is found again, the short one too.
+    assert r.tokens == 1002 + 1004 + 1066 + 1007 + 1088
 
 
 @pytest.mark.parametrize("count", ["1.5", "1e3", "-4", "01"])

@@ -25,8 +25,8 @@ checked when the run ends, and only when it holds none are the run's lines read 
 usage and timestamps read from their newest lines' tails all at once (``transcript_line.billed``)
 into ``Messages``, a column a field. A line of any other shape, or a run whose tail is not Claude
 Code's, is read by ``transcript_line.may_count`` and ``message``, as ``json.loads`` of every line
-would read it, its run told by ``transcript_line.message_id``; such a line that holds no ``"usage"`` bills nothing,
-so it neither joins nor ends a run.
+would read it, its run told by ``transcript_line.message_id``; such a line that holds no ``"usage"``
+bills nothing, so it neither joins nor ends a run.
 """
 
 from __future__ import annotations
@@ -337,8 +337,9 @@ class Scan:
         le = stop - base
         while le > first - base:
             ls = view.rfind(b"\n", first - base, le) + 1 or first - base
-            q = view.find(b'"', ls + 15, le) if view[ls:ls + 15] == _PARENT else -1
-            if le - ls <= MAX_LINE and q >= 0 and view[q:q + len(head)] == head and view.rfind(b'"usage"', ls, le) >= 0:
+            # The run's head where lines() found it: after this parentUuid, or after one as long as an earlier one.
+            if le - ls <= MAX_LINE and view[ls:ls + 15] == _PARENT and view.find(head, ls + 15, le) >= 0 \
+                    and view.rfind(b'"usage"', ls, le) >= 0:
                 return view, ls, le, base + ls
             le = ls - 1
         return None
