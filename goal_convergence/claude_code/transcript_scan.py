@@ -198,15 +198,16 @@ class Scan:
                 continue
             if buf[ls:(at := ls + 15)] == parent:
                 # The quote that closes a string parentUuid as long as the last one (see the module's
-                # docstring), and the head and a user's type after it; else the quote is searched for.
-                g = at + ulen
-                if buf[g:g + size] == head:  # the run's message again
-                    last, rbuf, rls, rle = base + ls, buf, ls, le
-                    ls = le + 1
-                    continue
-                if buf[g:g + usize] == user:
-                    ls = le + 1
-                    continue
+                # docstring), and the head and a user's type after it, within the line (neither holds a
+                # newline); else the quote is searched for.
+                if (g := at + ulen) < le:
+                    if buf[g:g + size] == head:  # the run's message again
+                        last, rbuf, rls, rle = base + ls, buf, ls, le
+                        ls = le + 1
+                        continue
+                    if buf[g:g + usize] == user:
+                        ls = le + 1
+                        continue
                 if (q := find(b'"', at, le)) != g and q >= 0:  # a parentUuid of another length: the line again
                     ulen = q - at
                     continue
