@@ -7,9 +7,9 @@ each message, tool results of a few bytes to hundreds of KB held twice, subagent
 results, "usage" keys in tool inputs; about 40 KB a message). Rows, each beside a plain Python read
 of the same file (``PLAIN_BLOCK`` at a time) measured in the same run. Both sides are timed in CPU time, the
 best of five runs of each taken in turns (a neighbour on a shared machine, using the memory and caches a
-run uses too, only ever slows one: the best is the least disturbed): reading from the page cache waits for nothing, so the
-CPU time is the whole cost, while the wall time of a run on a shared machine also holds other
-processes' time slices (the wall times are printed beside):
+run uses too, only ever slows one: the best is the least disturbed): reading from the page cache waits
+for nothing, so the CPU time is the whole cost, while the wall time of a run on a shared machine also
+holds other processes' time slices (the wall times are printed beside):
 
 1. the first read of a 500 MB transcript (50 MB with ``--quick``), some 13,000 messages: ≤ 3×;
 2. the next read after it grew by 1 MB: ≤ 3× a first read of the same 1 MB in a file of its own
