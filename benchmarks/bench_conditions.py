@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 from common import Row, report  # noqa: E402
 
-from goal_convergence.conditions import run_conditions  # noqa: E402
+from goal_convergence.checks.conditions import run_conditions  # noqa: E402
 from goal_convergence.models import StoppingCondition  # noqa: E402
 
 FAILURES = 2000
@@ -51,7 +51,7 @@ _MEASURE = textwrap.dedent("""
     command, how = sys.argv[1], sys.argv[2]
     start = time.perf_counter()
     if how != "plain":
-        from goal_convergence.conditions import run_condition
+        from goal_convergence.checks.conditions import run_condition
         from goal_convergence.models import StoppingCondition
     imported = time.perf_counter() - start
     start, cpu_start = time.perf_counter(), cpu()

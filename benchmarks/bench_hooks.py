@@ -33,12 +33,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import Row, report  # noqa: E402
-from corpus import REPO, many_goals, goal_with_history, project, real_evidence  # noqa: E402
+from corpus import REPO, goal_with_history, many_goals, project, real_evidence  # noqa: E402
 
-from goal_convergence import index  # noqa: E402
 from goal_convergence.models import Goal  # noqa: E402
-from goal_convergence.store import Store  # noqa: E402
-
+from goal_convergence.storage.store import Store  # noqa: E402
+from goal_convergence.system import index  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
 

@@ -5,7 +5,7 @@
 Builds, in a temp folder, a git repository with a package of 150 modules, 40 test files holding 400
 pytest tests (a conftest.py fixture, a few parametrized), a pyproject.toml with the pytest config, an
 ignored build/ folder (~300 files) and an ignored node_modules/ (2,000 small files), makes a goal on
-it with `goals.new_goal` (GOAL_CONVERGENCE_HOME and HOME in the temp folder) and gives it a history
+it with `creation.new_goal` (GOAL_CONVERGENCE_HOME and HOME in the temp folder) and gives it a history
 of iterations. Then it prints, each beside the live run of the conditions measured in the same run:
 
 1. the live run: `conditions.run_conditions` (median of --runs, taken in turn with the pristine runs
@@ -62,10 +62,14 @@ TMP.mkdir()
 os.environ["TMPDIR"] = str(TMP)
 tempfile.tempdir = str(TMP)
 
-from goal_convergence import conditions, goals, integrity, protect, tree  # noqa: E402
-from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
-from goal_convergence.store import Store  # noqa: E402
 from common import Row, report  # noqa: E402
+
+from goal_convergence.checks import conditions  # noqa: E402
+from goal_convergence.goals import creation, specs  # noqa: E402
+from goal_convergence.guard import integrity, protect  # noqa: E402
+from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
+from goal_convergence.storage.store import Store  # noqa: E402
+from goal_convergence.vcs import tree  # noqa: E402
 
 COMMAND = "python -m pytest -q -p no:cacheprovider"
 SUBPACKAGES = ("core", "pricing", "tax", "inventory", "orders", "shipping", "reports", "users", "util", "codecs")
@@ -287,7 +291,7 @@ def median_of(runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 class Timer:
-    """Wraps a module function to add up the time spent in it (goals.new_goal calls it by module)."""
+    """Wraps a module function to add up the time spent in it (creation.new_goal calls it by module)."""
 
     def __init__(self, module: Any, name: str) -> None:
         self.module, self.name, self.original, self.seconds = module, name, getattr(module, name), 0.0
@@ -356,7 +360,7 @@ def bench(runs: int, rows: list[Row]) -> int:
           f"test files, conftest.py, pyproject.toml), ignored build/ with {counts['build']} files and node_modules/ "
           f"with {counts['node_modules']} files; made in {took:.1f} s")
     # The developer has run the suite before: the bytecode is there, as it is for the live runs.
-    cond = goals.build_conditions(goals.GoalSpec(objective="x", project=root, test=COMMAND), root)
+    cond = specs.build_conditions(specs.GoalSpec(objective="x", project=root, test=COMMAND), root)
     warm = conditions.run_conditions(cond, root)
     if not warm[0].passed:
         print("setup failed: the suite does not pass\n" + warm[0].output_tail)
@@ -364,10 +368,10 @@ def bench(runs: int, rows: list[Row]) -> int:
 
     # ---- goal new -------------------------------------------------------------------------------
     store = Store(Path(os.environ["GOAL_CONVERGENCE_HOME"]))
-    spec = goals.GoalSpec(objective="make the ledger's totals round half-even, the tests passing", project=root,
+    spec = specs.GoalSpec(objective="make the ledger's totals round half-even, the tests passing", project=root,
                           test=COMMAND, oracle_provider="conditions")
     with Timer(integrity, "record") as record, Timer(conditions, "run_conditions") as start_run:
-        new_took, goal = timed(lambda: goals.new_goal(store, spec))
+        new_took, goal = timed(lambda: creation.new_goal(store, spec))
     goal = add_history(store, goal.goal_id, warm)
     assert goal.baseline is not None
     census = goal.baseline.census[0]

@@ -27,7 +27,8 @@ sys.path.insert(0, str(HERE))
 from common import Row, report  # noqa: E402
 from pytest_output import failed, test_id  # noqa: E402
 
-from goal_convergence import conditions, oracle  # noqa: E402
+from goal_convergence import oracle  # noqa: E402
+from goal_convergence.checks import conditions  # noqa: E402
 from goal_convergence.models import Budget, Goal, OracleConfig, StoppingCondition, new_id, now_iso  # noqa: E402
 from goal_convergence.oracle.input import MAX_INPUT_TOKENS  # noqa: E402
 

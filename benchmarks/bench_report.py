@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from common import Row, report  # noqa: E402
 
 from goal_convergence.report import page  # noqa: E402
-from goal_convergence.store import Store  # noqa: E402
+from goal_convergence.storage.store import Store  # noqa: E402
 from tests.browser import Browser, find_chromium  # noqa: E402
 from tests.histories import history_goal  # noqa: E402
 

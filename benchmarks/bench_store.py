@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, report  # noqa: E402
 from corpus import REPO, goal_with_history, many_goals, project, real_evidence  # noqa: E402
 
-from goal_convergence import evidence_files  # noqa: E402
-from goal_convergence.store import Store  # noqa: E402
+from goal_convergence.storage import evidence_files  # noqa: E402
+from goal_convergence.storage.store import Store  # noqa: E402
 
 # Runs a command and prints its wall time and peak RSS: a fresh parent, so RUSAGE_CHILDREN is that command's alone.
 MEASURE = """

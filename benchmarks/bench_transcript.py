@@ -38,8 +38,7 @@ sys.path.insert(0, str(HERE))
 import transcripts  # noqa: E402
 from common import Row, report  # noqa: E402
 
-from goal_convergence.claude_code import transcript  # noqa: E402
-
+from goal_convergence.agents.claude_code import transcript  # noqa: E402
 
 Times = tuple[float, float]  # (CPU, wall) seconds
 

@@ -18,10 +18,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from goal_convergence import conditions, goals  # noqa: E402
-from goal_convergence.models import (ConditionEvidence, Decision, Goal, Iteration, StoppingCondition, Verdict,  # noqa: E402
-                                     new_id, now_iso)
-from goal_convergence.store import Store  # noqa: E402
+from goal_convergence.checks import conditions  # noqa: E402
+from goal_convergence.goals import creation, specs  # noqa: E402
+from goal_convergence.models import (  # noqa: E402
+    ConditionEvidence,
+    Decision,
+    Goal,
+    Iteration,
+    StoppingCondition,
+    Verdict,
+    new_id,
+    now_iso,
+)
+from goal_convergence.storage.store import Store  # noqa: E402
 from tests.conftest import fresh_index  # noqa: E402
 
 PYTEST_RUN = r'''
@@ -75,10 +84,10 @@ def goal_with_history(home: Path, root: Path, evidence: ConditionEvidence, count
                       test: str = "true") -> Goal:
     """A goal of ``root`` (checks: ``test``, the conditions oracle) with ``count`` iterations of history."""
     store = Store(home)
-    spec = goals.GoalSpec(objective="make every test in tests/ pass without weakening any of them", project=root,
+    spec = specs.GoalSpec(objective="make every test in tests/ pass without weakening any of them", project=root,
                           checks=[test], oracle_provider="conditions", session_id=session,
                           max_iterations=100_000, max_duration=None, max_dollars=None)
-    goal = goals.new_goal(store, spec)
+    goal = creation.new_goal(store, spec)
 
     def grow(g: Goal) -> None:
         g.history = iterations(evidence, count)

@@ -1,5 +1,9 @@
-"""The `goal` console script. Hooks run on every turn of every session, so `goal hook ...` is
-dispatched before click, pydantic or anything else heavy is imported."""
+"""The `goal` console script, and the one place its front ends meet.
+
+Hooks run on every turn of every session, so `goal hook ...` is dispatched before click, pydantic or
+anything else heavy is imported. Everything else is the CLI (cli/), with the hidden commands of the
+other front ends added: the GitHub Action's steps (`goal action ...`) and the slash command's helper
+(`goal slash`), which sit above the CLI because they call its commands and flags."""
 
 from __future__ import annotations
 
@@ -8,9 +12,18 @@ import sys
 
 def main() -> None:
     if sys.argv[1:2] == ["hook"]:
-        from .claude_code.dispatch import main as hook_main
+        from .agents.claude_code.dispatch import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
-    from .cli import main as cli_main
+    sys.exit(run(sys.argv[1:]))
 
-    sys.exit(cli_main())
+
+def run(argv: list[str] | None = None) -> int:
+    """`goal ARGS`, with the CLI's exit codes (cli/app.py)."""
+    from .actions.commands import action_group
+    from .agents.claude_code.command import slash_cmd
+    from .cli import app
+
+    for command in (action_group, slash_cmd):
+        app.cli.add_command(command)
+    return app.main(argv)

@@ -49,12 +49,12 @@ def main(argv: list[str]) -> int:
 
 
 def fast_path() -> ModuleType | None:
-    """The plugin's own fast path (goal_convergence/claude_code/fast.py), or None where it cannot run."""
+    """The plugin's own fast path (goal_convergence/agents/claude_code/fast.py), or None where it cannot run."""
     if sys.version_info < MIN_PYTHON:
         return None
     try:
         sys.path.insert(0, str(ROOT))
-        from goal_convergence.claude_code import fast
+        from goal_convergence.agents.claude_code import fast
 
         return fast
     except Exception:  # a broken or foreign checkout: the CLI decides and reports

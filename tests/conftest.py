@@ -157,7 +157,7 @@ def gc_home(isolated_home) -> Path:
 
 @pytest.fixture
 def store(gc_home):
-    from goal_convergence.store import Store
+    from goal_convergence.storage.store import Store
 
     return Store(gc_home)
 
@@ -224,7 +224,7 @@ def run_goal(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     this saves each call the interpreter's start-up; tests of the boundary itself run the real script."""
     from click.testing import CliRunner
 
-    from goal_convergence.cli import main
+    from goal_convergence.entry import run as main
 
     before = os.getcwd()
     os.chdir(cwd)
@@ -247,7 +247,7 @@ def wait_until(done: Callable[[], bool], what: str, timeout: float = 60.0) -> No
 def fresh_index(root: Path) -> list[dict] | None:
     """The goal summaries of the index under ``root`` when it is current (as reindex.py judges it), None when
     it is missing or stale, [] when there is no goals folder: what the tests check the store keeps it."""
-    from goal_convergence import index
+    from goal_convergence.system import index
 
     try:
         on_disk, _ = index.scan(root)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.index import GOAL_ID_RE
+from goal_convergence.system.index import GOAL_ID_RE
 from tests.actionrunner import LocalRunner
 from tests.conftest import REPO
 

@@ -1,100 +1,68 @@
-"""The layout holds: no import cycles (lazy imports inside functions count too), no module past
-400 lines, and the hooks' fast path loads nothing but the standard library."""
+"""The layout holds: the import contracts in pyproject.toml (each folder one layer, imports pointing down, the
+standard-library layers free of third-party packages) pass and fail on a break, no module passes 400 lines,
+and the hooks' fast path, really imported, loads nothing but the standard library."""
 
 from __future__ import annotations
 
-import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "goal_convergence"
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "goal_convergence"
 MAX_LINES = 400
+TOP_LEVEL = 19  # fourteen layers, the entry modules and the typing marker
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """import-linter's verdict on the package under ``root`` (its pyproject.toml's contracts)."""
+    command = Path(sys.executable).with_name("lint-imports")
+    if not command.exists():
+        pytest.fail("import-linter is not installed: pip install '.[test]'")
+    return subprocess.run([str(command), "--no-cache"], cwd=root, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def test_the_import_contracts_hold():
+    done = lint_imports(REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
 
 
-def _imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """Every module of the package that ``name`` imports, wherever the import statement is."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if m in known and m != name}
+@pytest.mark.parametrize(("module", "line", "broken"), [
+    ("system/text.py", "from ..loop import engine", "goal_convergence.system is not allowed to import goal_convergence.loop"),
+    ("loop/engine.py", "from ..system import text", None),  # an import that points down is no finding
+    ("system/index.py", "import click", "goal_convergence.system is not allowed to import click"),
+    ("oracle/api.py", "from ..guard import integrity", "goal_convergence.oracle is not allowed to import goal_convergence.guard"),
+])
+def test_the_contracts_refuse_an_import_that_breaks_the_layers(tmp_path, module, line, broken):
+    shutil.copytree(PACKAGE, tmp_path / "goal_convergence", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    path = tmp_path / "goal_convergence" / module
+    path.write_text(f"{path.read_text()}\n\ndef _planted():\n    {line}\n")  # a lazy import counts too
+    done = lint_imports(tmp_path)
+    if broken is None:
+        assert done.returncode == 0, done.stdout
+    else:
+        assert done.returncode != 0 and broken in done.stdout, done.stdout
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return found
-
-
-def test_no_module_imports_itself_back_through_others():
-    modules = _modules()
-    graph = {name: _imports(name, path, set(modules)) for name, path in modules.items()}
-    assert _cycles(graph) == []
-
-
-def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert _cycles(graph) == [["a", "b", "c"]]
-    lazy = tmp_path / "x.py"
-    lazy.write_text("def f():\n    from . import y\n    from .z import w\n")
-    assert _imports("goal_convergence.x", lazy, {"goal_convergence.y", "goal_convergence.z"}) == {
-        "goal_convergence.y", "goal_convergence.z"}
+def test_the_package_top_level_stays_small():
+    entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= TOP_LEVEL, sorted(entries)
 
 
 def test_no_module_is_longer_than_the_limit():
-    lengths = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
+    lengths = {str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines())
+               for p in PACKAGE.rglob("*.py")}
     assert {name: n for name, n in lengths.items() if n > MAX_LINES} == {}
 
 
 def test_the_hook_fast_path_loads_only_the_standard_library():
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.claude_code import fast; "
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.agents.claude_code import fast; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
              "('pydantic', 'click', 'anthropic', 'jsonschema', 'filelock', 'httpx')))")
     out = subprocess.run([sys.executable, "-S", "-c", probe, str(PACKAGE.parent)], capture_output=True, text=True,

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import engine, runner, standings, worktree
+from goal_convergence.goals import standings
+from goal_convergence.loop import engine, runner
 from goal_convergence.models import Budget, Cost, Goal, OracleConfig, StoppingCondition
+from goal_convergence.vcs import worktree
 from tests.conftest import git, run_goal
 
 # Turn 1 of every attempt changes a notes file (progress, not a fix); turn 2 of attempt $WINNER fixes the bug;
@@ -307,7 +309,7 @@ def test_standings_side_by_side(make_goal):
 
 
 def test_a_goal_paused_mid_race_stops_every_attempt_and_leaves_no_worktree(store, project, gc_home):
-    from goal_convergence import goals
+    from goal_convergence.goals import moves
 
     goal = store.create(_answer_goal(project, "goal-paused12", max_iterations=20))
 
@@ -317,7 +319,7 @@ def test_a_goal_paused_mid_race_stops_every_attempt_and_leaves_no_worktree(store
             report = super().work(goal, hint, goal_file, timeout, cancel)
             with self.lock:
                 if len(self.turns) >= 5 and not self.paused:  # someone runs `goal pause` while the makers work
-                    self.paused = goals.move(store, goal.goal_id, "pause")
+                    self.paused = moves.move(store, goal.goal_id, "pause")
             return report
 
     maker = Pauser()

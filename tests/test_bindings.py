@@ -7,10 +7,10 @@ import json
 import os
 import sys
 
-from goal_convergence import index
-from goal_convergence.claude_code import fast
+from goal_convergence.agents.claude_code import fast
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
+from goal_convergence.system import index
 
 
 def _stop(session: str) -> bytes:

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from goal_convergence import budget
 from goal_convergence.errors import InvalidInput
 from goal_convergence.models import Budget, Spent, now_iso
+from goal_convergence.rules import budget
 from tests.fakes import T0
 
 

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence import census as census_mod
-from goal_convergence.census import CensusScanner, collect, normalise_id, read_junit, runner_env
-from goal_convergence.conditions import run_condition, run_conditions
+from goal_convergence.checks import census as census_mod
+from goal_convergence.checks.census import CensusScanner, collect, normalise_id, read_junit, runner_env
+from goal_convergence.checks.conditions import run_condition, run_conditions
 from goal_convergence.models import Census, StoppingCondition
-from goal_convergence.process import run_command
+from goal_convergence.system.process import run_command
 
 SAMPLES = Path(__file__).parent / "samples"
 PY = shlex.quote(sys.executable)

@@ -14,11 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import checkpoint, engine, orphans
-from goal_convergence.claude_code import hooks, slash
-from goal_convergence.models import (Checkpoint, ConditionEvidence, Decision, Goal, Iteration, Runner, TriageItem,
-                                     now_iso)
-from goal_convergence.store import Store
+from goal_convergence.agents.claude_code import hooks, slash
+from goal_convergence.loop import engine
+from goal_convergence.models import (
+    Checkpoint,
+    ConditionEvidence,
+    Decision,
+    Goal,
+    Iteration,
+    Runner,
+    TriageItem,
+    now_iso,
+)
+from goal_convergence.storage.store import Store
+from goal_convergence.system import orphans
+from goal_convergence.vcs import checkpoint
 from tests.conftest import git, run_goal
 from tests.test_git_safety import plant
 

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import budget, claim, engine, goals, makers, orphans, runner
-from goal_convergence.claude_code import hooks
+from goal_convergence.agents.claude_code import hooks
+from goal_convergence.goals import creation, specs
+from goal_convergence.loop import claim, engine, makers, runner
 from goal_convergence.models import ChildGroup, Cost, Goal, Pending, RunChildren, Runner, Verdict, now_iso
-from goal_convergence.store import Store
+from goal_convergence.rules import budget
+from goal_convergence.storage.store import Store
+from goal_convergence.system import orphans
 from tests.conftest import REPO, run_goal
 from tests.fakes import T0, Clock, FakeOracle
 
@@ -47,17 +50,17 @@ def edges(clock: Clock, oracle: FakeOracle) -> engine.Edges:
 
 
 def new_goal(project: Path, **limits) -> str:
-    spec = goals.GoalSpec(objective="create done.txt", project=project, checks=["test -f done.txt"],
+    spec = specs.GoalSpec(objective="create done.txt", project=project, checks=["test -f done.txt"],
                           oracle_provider="conditions", **{"max_iterations": 5, "max_dollars": None,
                                                            "max_duration": None, **limits})
-    return goals.new_goal(Store(), spec).goal_id
+    return creation.new_goal(Store(), spec).goal_id
 
 
 # The first run, in a process of its own: it claims the goal at T0 and is killed (SIGKILL) during its maker's turn.
 KILLED_RUN = """
 import os, signal, sys
-from goal_convergence import engine, runner
-from goal_convergence.store import Store
+from goal_convergence.loop import engine, runner
+from goal_convergence.storage.store import Store
 from tests.fakes import Clock, FakeOracle
 
 class Killed:
@@ -184,7 +187,7 @@ def _killed_mid_maker(store, git_repo, *, also_the_watchdog: bool) -> tuple[str,
         wait_for(recorded, 10)
         leader = orphans.started(shell.pgid)
         assert leader is not None  # the shell that leads the group
-        (dog,) = [pid for pid in process_with("goal_convergence.orphans") if _parent(pid) == first.pid]
+        (dog,) = [pid for pid in process_with("goal_convergence.system.orphans") if _parent(pid) == first.pid]
         if also_the_watchdog:
             os.kill(dog, signal.SIGKILL)
     finally:

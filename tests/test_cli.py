@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
-from goal_convergence import schema
-from goal_convergence.cli import cli
+from goal_convergence.cli.app import cli
+from goal_convergence.models import schema
 from tests.conftest import run_goal
 
 GOAL = str(Path(sys.executable).parent / "goal")  # the console script of the venv running the tests

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.conditions import check_goal_conditions, run_condition, run_conditions
+from goal_convergence.checks.conditions import check_goal_conditions, run_condition, run_conditions
+from goal_convergence.checks.extract import PASS_FINGERPRINT, FailureScanner
 from goal_convergence.errors import GoalConvergenceError, InvalidInput
-from goal_convergence.extract import PASS_FINGERPRINT, FailureScanner
 from goal_convergence.models import Budget, Goal, OracleConfig, StoppingCondition, now_iso
-from goal_convergence.process import HEAD_BYTES, TAIL_BYTES
+from goal_convergence.system.process import HEAD_BYTES, TAIL_BYTES
 
 SAMPLES = Path(__file__).parent / "samples"
 PY = shlex.quote(sys.executable)
@@ -155,7 +155,7 @@ def test_huge_output_is_bounded_in_memory_and_in_the_evidence(tmp_path):
     script = textwrap.dedent("""
         import json, resource, sys
         from pathlib import Path
-        from goal_convergence.conditions import run_condition
+        from goal_convergence.checks.conditions import run_condition
         from goal_convergence.models import StoppingCondition
         command = ("yes 'tests/test_mod.py::test_case PASSED' | head -c 50000000; echo; "
                    "echo 'FAILED tests/test_end.py::test_last - assert 0'; exit 1")

@@ -7,12 +7,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from goal_convergence import config, goals
-from goal_convergence.claude_code import hooks
-from goal_convergence.cli import cli
+from goal_convergence.agents.claude_code import hooks
+from goal_convergence.cli.app import cli
 from goal_convergence.errors import InvalidInput
+from goal_convergence.goals import creation, specs
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage import config
+from goal_convergence.storage.store import Store
 
 
 def test_unset_or_empty_settings_are_the_defaults(monkeypatch):
@@ -50,9 +51,9 @@ def test_a_bad_setting_names_its_variable_and_a_good_value(monkeypatch, variable
 
 @pytest.fixture
 def active_goal(git_repo) -> Goal:
-    spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["test -f fixed.txt"],
+    spec = specs.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["test -f fixed.txt"],
                           oracle_provider="conditions", session_id="s-1")
-    return goals.new_goal(Store(), spec)
+    return creation.new_goal(Store(), spec)
 
 
 def test_a_command_with_a_bad_setting_stops_before_it_does_anything(monkeypatch, active_goal):

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from goal_convergence import cost
 from goal_convergence.errors import InvalidInput, PriceUnknown
+from goal_convergence.storage import cost
 
 MTOK = 1_000_000
 
@@ -83,7 +83,7 @@ def test_broken_user_file_is_reported(gc_home, content):
 
 
 def test_module_imports_only_the_standard_library():
-    code = ("import sys; before = set(sys.modules); import goal_convergence.cost; "
+    code = ("import sys; before = set(sys.modules); import goal_convergence.storage.cost; "
             "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('pydantic', 'anthropic', 'jsonschema', 'filelock', 'click')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.coverage import CoverageLines, parse_coverage
+from goal_convergence.checks.coverage import CoverageLines, parse_coverage
 from goal_convergence.errors import InvalidInput
 
 SAMPLES = Path(__file__).parent / "samples"

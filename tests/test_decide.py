@@ -7,8 +7,6 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence import budget
-from goal_convergence.decide import JUDGE_ERROR_HINT, Evidence, classify_blocker, decide, no_progress
 from goal_convergence.models import (
     Budget,
     ConditionEvidence,
@@ -22,6 +20,8 @@ from goal_convergence.models import (
     Verdict,
     now_iso,
 )
+from goal_convergence.rules import budget
+from goal_convergence.rules.decide import JUDGE_ERROR_HINT, Evidence, classify_blocker, decide, no_progress
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 STAMP = now_iso(NOW)

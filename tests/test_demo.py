@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from goal_convergence import demo
+from goal_convergence.loop import demo
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.conftest import run_goal
 
 ORIGINAL = demo.DATA / "project"

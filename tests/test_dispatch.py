@@ -15,16 +15,16 @@ import time
 
 import pytest
 
-from goal_convergence import goals
+from goal_convergence.goals import creation, specs
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.conftest import REPO, wait_until
 
 
 def test_session_end_returns_before_its_work_is_done_and_the_work_lands_after_the_hook_is_gone(git_repo):
-    spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
+    spec = specs.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
                           session_id="s-1")
-    goal = goals.new_goal(Store(), spec)
+    goal = creation.new_goal(Store(), spec)
     store = Store()
     path = store.path_for(Goal, goal.goal_id)
     assert goal.active_since is not None
@@ -45,7 +45,7 @@ def test_session_end_returns_before_its_work_is_done_and_the_work_lands_after_th
 
 
 # The plugin's launcher imports the fast path from the plugin root under `python3 -S` (no site-packages).
-FAST = ("import json, sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.claude_code import fast; "
+FAST = ("import json, sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.agents.claude_code import fast; "
         "print(json.dumps(fast.answer('session-start', sys.stdin.buffer.read()))); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'click', 'anthropic', 'jsonschema', "
         "'filelock') or m.startswith('goal_convergence.models')))")
@@ -55,9 +55,9 @@ def test_a_hook_right_after_the_index_went_stale_is_answered_by_the_fast_path(gi
     """A goal file written behind the index, and a broken one: the launcher's fast path brings the index
     up to date from the files' JSON alone (the broken one quarantined and reported), with the standard
     library alone, and answers."""
-    spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
+    spec = specs.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
                           session_id="s-owner")
-    goal = goals.new_goal(Store(), spec)
+    goal = creation.new_goal(Store(), spec)
     path = Store().path_for(Goal, goal.goal_id)
     path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a new stamp: the index is stale
     (gc_home / "goals" / "goal-zzzzzzzz.json").write_text("{ not json")
@@ -80,9 +80,9 @@ def test_a_hook_right_after_the_index_went_stale_is_answered_by_the_fast_path(gi
 def test_a_session_resumed_at_once_waits_for_its_session_end_child(git_repo, gc_home):
     """`claude --resume` right after the session ended: its SessionStart restarts the goal's clock only after
     SessionEnd's child has stopped it, never before (the clock would then stay stopped while the session works)."""
-    spec = goals.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
+    spec = specs.GoalSpec(objective="create fixed.txt", project=git_repo, checks=["true"], oracle_provider="conditions",
                           session_id="s-1")
-    goal = goals.new_goal(Store(), spec)
+    goal = creation.new_goal(Store(), spec)
     store = Store()
     payload = {"session_id": "s-1", "cwd": str(git_repo), "reason": "other", "source": "resume"}
     hook = [sys.executable, "-m", "goal_convergence", "hook"]

@@ -8,10 +8,19 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from goal_convergence import claim, engine, goals
 from goal_convergence.errors import OracleError, OracleUnavailable, PriceUnknown
-from goal_convergence.models import (Budget, ConditionEvidence, Cost, Goal, Integrity, IntegrityIssue, TriageItem,
-                                     Verdict)
+from goal_convergence.goals import moves
+from goal_convergence.loop import claim, engine
+from goal_convergence.models import (
+    Budget,
+    ConditionEvidence,
+    Cost,
+    Goal,
+    Integrity,
+    IntegrityIssue,
+    TriageItem,
+    Verdict,
+)
 from tests.fakes import Clock, FakeOracle
 
 YES = Verdict(converged=True, reasons=["the objective is met"])
@@ -211,7 +220,7 @@ def test_a_budget_spent_before_the_next_iteration_escalates_at_once(store, make_
 
 def test_a_goal_paused_while_its_checks_ran_keeps_the_record_and_stays_paused(store, goal_id):
     world = World(Checks([True]))
-    world.checks.during = lambda: goals.move(store, goal_id, "pause", now=world.clock.now())
+    world.checks.during = lambda: moves.move(store, goal_id, "pause", now=world.clock.now())
     world.oracle.enqueue(YES)
     outcome = step(store, goal_id, world)
     saved = store.load(Goal, goal_id)

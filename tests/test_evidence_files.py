@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import conditions, evidence_files, render
+from goal_convergence.checks import conditions
 from goal_convergence.models import Decision, Goal, Iteration, StoppingCondition, now_iso
 from goal_convergence.oracle.input import build_input
+from goal_convergence.report import render
+from goal_convergence.storage import evidence_files
 
 SAMPLE = Path(__file__).parent / "samples" / "pytest_fail.txt"
 

@@ -10,11 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence import extract as extract_mod
-
-from goal_convergence.extract import (
-    MAX_LINE_CHARS,
+from goal_convergence.checks import extract as extract_mod
+from goal_convergence.checks.extract import (
     MAX_ID_LINES,
+    MAX_LINE_CHARS,
     MAX_LINES,
     PASS_FINGERPRINT,
     FailureScanner,

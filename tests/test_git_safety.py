@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import git as safe_git, tree
 from goal_convergence.oracle.tools import Toolbox
+from goal_convergence.vcs import git as safe_git
+from goal_convergence.vcs import tree
 from tests.conftest import git
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.heartbeat import beat
+from goal_convergence.agents.claude_code.slash import run_command
+from goal_convergence.loop.heartbeat import beat
 from goal_convergence.models import Goal
-from goal_convergence.claude_code.slash import run_command
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.conftest import run_goal
 
 GOAL = [sys.executable, "-m", "goal_convergence"]

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals, index
-from goal_convergence.claude_code import hooks
+from goal_convergence.agents.claude_code import hooks
+from goal_convergence.goals import creation, moves, specs
 from goal_convergence.models import Goal, TriageItem
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
+from goal_convergence.system import index
 from tests.conftest import REPO, wait_until
 
 LAUNCHER = REPO / "scripts" / "goal-launch.py"
@@ -47,7 +48,7 @@ def project(git_repo: Path) -> Path:
 
 def make_goal(project: Path, session: str | None = "s-1", **spec) -> Goal:
     options = dict(checks=["python3 check.py"], oracle_provider="conditions", max_iterations=10, session_id=session)
-    return goals.new_goal(Store(), goals.GoalSpec(project=project, **{"objective": "create fixed.txt", **options, **spec}))
+    return creation.new_goal(Store(), specs.GoalSpec(project=project, **{"objective": "create fixed.txt", **options, **spec}))
 
 
 def stop_input(project: Path, session: str = "s-1", transcript: Path | None = None, message: str = "Done.") -> dict:
@@ -100,7 +101,7 @@ def test_a_goal_bound_to_another_session_never_blocks_this_one(project):
 
 def test_a_paused_goal_lets_the_session_stop(project):
     goal = make_goal(project)
-    goals.move(Store(), goal.goal_id, "pause")
+    moves.move(Store(), goal.goal_id, "pause")
     assert run_hook("stop", stop_input(project)) is None
     assert load(goal.goal_id).spent.iterations == 0
 
@@ -242,7 +243,7 @@ def test_the_fast_path_loads_the_standard_library_only(project):
     mine = make_goal(project, session="s-old")
     code = ("import json, sys\n"
             f"sys.path.insert(0, {str(REPO)!r})\n"
-            "from goal_convergence.claude_code import fast\n"
+            "from goal_convergence.agents.claude_code import fast\n"
             "answer = fast.answer('session-start', sys.stdin.buffer.read())\n"
             "print(json.dumps({'answer': answer, 'modules': sorted(sys.modules)}))\n")
     done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, timeout=60, check=True,

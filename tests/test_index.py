@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from goal_convergence import index
 from goal_convergence.models import Escalation, now_iso
+from goal_convergence.system import index
 from tests.conftest import fresh_index
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals, inference
+from goal_convergence.checks import inference
 from goal_convergence.errors import InvalidInput
+from goal_convergence.goals import creation, specs
 
 
 def project(root: Path, files: dict[str, str]) -> Path:
@@ -112,15 +113,15 @@ def test_coverage_without_a_figure_gets_the_default_threshold(tmp_path):
     assert [(c.type, c.threshold) for c in conditions] == [("coverage_threshold", 80.0)]
 
 
-def spec(objective: str, root: Path, **flags) -> goals.GoalSpec:
-    return goals.GoalSpec(objective=objective, project=root, **flags)
+def spec(objective: str, root: Path, **flags) -> specs.GoalSpec:
+    return specs.GoalSpec(objective=objective, project=root, **flags)
 
 
 @pytest.mark.parametrize(("objective", "why"), [("refactor the parser", "no stopping condition could be inferred"),
                                                ("make all tests pass", "asks for test but no command")])
 def test_nothing_to_infer_is_refused_with_the_flags_listed(store, tmp_path, objective, why):
     with pytest.raises(InvalidInput) as raised:
-        goals.new_goal(store, spec(objective, project(tmp_path, {"README.md": "x"})))
+        creation.new_goal(store, spec(objective, project(tmp_path, {"README.md": "x"})))
     message = str(raised.value)
     assert why in message
     for flag in ("--test CMD", "--lint CMD", "--build CMD", "--coverage PCT", "--coverage-cmd CMD", "--check CMD"):
@@ -130,18 +131,18 @@ def test_nothing_to_infer_is_refused_with_the_flags_listed(store, tmp_path, obje
 
 def test_an_objective_asking_for_lint_in_a_project_without_a_linter_is_refused(store, tmp_path):
     with pytest.raises(InvalidInput, match="asks for lint but no command for it was found.*--lint CMD"):
-        goals.new_goal(store, spec("make all tests pass and lint clean", python_project(tmp_path)))
+        creation.new_goal(store, spec("make all tests pass and lint clean", python_project(tmp_path)))
     assert store.summaries() == []
 
 
 def test_inferred_conditions_end_up_in_the_goal(store, tmp_path):
     root = project(tmp_path, {"package.json": package_json(test="jest", lint="eslint .")})
-    goal = goals.new_goal(store, spec("tests and lint pass", root))
+    goal = creation.new_goal(store, spec("tests and lint pass", root))
     assert [(c.type, c.command) for c in goal.stopping_conditions] == [("test_pass", "npm test"),
                                                                       ("lint_clean", "npm run lint")]
     assert all(c.description.startswith("inferred from the objective") for c in goal.stopping_conditions)
 
 
 def test_flags_win_over_inference(store, tmp_path):
-    goal = goals.new_goal(store, spec("make all tests pass and lint clean", tmp_path, test="./run-tests"))
+    goal = creation.new_goal(store, spec("make all tests pass and lint clean", tmp_path, test="./run-tests"))
     assert [(c.type, c.command) for c in goal.stopping_conditions] == [("test_pass", "./run-tests")]

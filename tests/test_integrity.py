@@ -11,10 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import conditions, goals, integrity, runner, tree
-from goal_convergence.decide import Evidence, decide
+from goal_convergence.checks import conditions
 from goal_convergence.errors import InvalidInput
+from goal_convergence.goals import creation, specs
+from goal_convergence.guard import integrity
+from goal_convergence.loop import runner
 from goal_convergence.models import Census, ConditionEvidence, Decision, Iteration, Verdict, now_iso
+from goal_convergence.rules.decide import Evidence, decide
+from goal_convergence.vcs import tree
 from tests.conftest import git
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -52,9 +56,9 @@ def project(calc_repo: Path, tmp_path: Path) -> Path:
 
 
 def new(store, project: Path, **extra):
-    spec = goals.GoalSpec(objective="make the tests pass", project=project, test=PYTEST,
+    spec = specs.GoalSpec(objective="make the tests pass", project=project, test=PYTEST,
                           oracle_provider="conditions", **extra)
-    return goals.new_goal(store, spec)
+    return creation.new_goal(store, spec)
 
 
 def inspect(store, goal, number: int = 1):
@@ -270,8 +274,8 @@ def test_decide_never_converges_a_guarded_green_run_and_names_the_cheat(make_goa
 def test_a_refused_run_shows_in_the_hint_status_ledger_and_triage(store, project):
     from click.testing import CliRunner
 
-    from goal_convergence import engine
-    from goal_convergence.cli import cli
+    from goal_convergence.cli.app import cli
+    from goal_convergence.loop import engine
 
     goal = new(store, project, max_iterations=1)
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")

@@ -6,7 +6,7 @@ coverage threshold) must never make a goal converge, whichever judge is in play:
 alone, a command that approves everything, or the Messages API answering "converged" every time.
 The honest maker must converge under all three.
 
-Each goal runs headless in-process (``goals.new_goal`` then ``runner.run_goal`` with a
+Each goal runs headless in-process (``creation.new_goal`` then ``runner.run_goal`` with a
 ``CommandMaker``), on its own copy of a pristine one-commit repository made once per session; a
 case's three goals run at once, in threads. The conditions each goal recorded prove each cheat
 real (``green_after``: it turns the checks green, iteration after iteration), so a goal that does
@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals, makers, runner
-from goal_convergence.goals import GoalSpec
+from goal_convergence.goals import creation
+from goal_convergence.goals.specs import GoalSpec
+from goal_convergence.loop import makers, runner
 from tests.fakeapi import text
 from tests.integrity import harness
 
@@ -155,7 +156,7 @@ def _run(store, project: Path, conditions: dict, judge: str, maker_cmd: str, max
          objective: str, **extra) -> runner.RunResult:
     spec = GoalSpec(objective=objective, project=project, max_iterations=max_iterations, max_duration="10m",
                     max_dollars=5.0, **conditions, **JUDGE_SPECS[judge], **extra)
-    goal = goals.new_goal(store, spec)
+    goal = creation.new_goal(store, spec)
     return runner.run_goal(store, goal.goal_id, makers.CommandMaker(maker_cmd))
 
 

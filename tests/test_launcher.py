@@ -84,10 +84,10 @@ def test_an_update_of_a_local_path_plugin_asks_for_a_new_build_while_the_old_one
 
 
 def test_a_stop_during_a_rebuild_runs_with_the_old_build_and_the_switch_is_one_rename(plugin, data, git_repo):
-    from goal_convergence import goals
-    from goal_convergence.store import Store
+    from goal_convergence.goals import creation, specs
+    from goal_convergence.storage.store import Store
 
-    goals.new_goal(Store(), goals.GoalSpec(objective="x", project=git_repo, checks=["true"],
+    creation.new_goal(Store(), specs.GoalSpec(objective="x", project=git_repo, checks=["true"],
                                            oracle_provider="conditions", session_id="s-1"))
     fake_build(data, "0.1.0-old", "old build")
     (data / "venv.current").write_text("0.1.0-old\n")

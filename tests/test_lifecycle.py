@@ -8,10 +8,10 @@ from typing import get_args
 
 import pytest
 
-from goal_convergence import lifecycle
 from goal_convergence.errors import IllegalTransition
 from goal_convergence.models import Escalation, now_iso
 from goal_convergence.models.goal import GoalState
+from goal_convergence.rules import lifecycle
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

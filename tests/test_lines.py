@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.census import CensusScanner
-from goal_convergence.extract import FailureScanner
-from goal_convergence.lines import MAX_LINE, LineReader, LineScanners, decode_line, decode_output
-from goal_convergence.sieve import Keys, Sieve
+from goal_convergence.checks.census import CensusScanner
+from goal_convergence.checks.extract import FailureScanner
+from goal_convergence.system.lines import MAX_LINE, LineReader, LineScanners, decode_line, decode_output
+from goal_convergence.system.sieve import Keys, Sieve
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import click
 
-from goal_convergence import index, listing, quarantine
-from goal_convergence.store import Store
+from goal_convergence.goals import listing
+from goal_convergence.storage.store import Store
+from goal_convergence.system import index, quarantine
 from tests.conftest import REPO, run_goal
 
 STATES = ("active", "paused", "converged", "escalated", "failed")
@@ -90,7 +91,7 @@ def test_goal_list_loads_neither_pydantic_nor_the_models(gc_home, make_goal, tmp
     """`goal list` is typed all day: it starts in the time of click and a read of the index, even when
     the index is stale and a broken file must be quarantined on the way."""
     expected, _ = _mixed_home(gc_home, make_goal, 5)
-    probe = ("import sys; from goal_convergence.cli import main; code = main(sys.argv[1:]); "
+    probe = ("import sys; from goal_convergence.entry import run; code = run(sys.argv[1:]); "
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'anthropic', 'jsonschema') "
              "or m.startswith('goal_convergence.models')); print(heavy, file=sys.stderr); sys.exit(code)")
     for args in (["list", "--all", "--json"], ["list"]):

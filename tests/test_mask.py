@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import mask
-from goal_convergence.claude_code import hooks
-from tests.test_hooks import make_goal as hook_goal, run_hook, stop_input
+from goal_convergence.agents.claude_code import hooks
+from goal_convergence.system import mask
+from tests.test_hooks import make_goal as hook_goal
 from tests.test_hooks import project as hook_project  # noqa: F401 (fixture)
+from tests.test_hooks import run_hook, stop_input
 from tests.test_run import env, goal, load, project, verdict  # noqa: F401 (fixtures)
 
 # Built from pieces, so this file holds no whole token for a scanner to flag.
@@ -91,7 +92,7 @@ def test_an_oracle_tool_result_is_masked(tmp_path: Path):
 
 
 def test_a_notification_is_masked(make_goal, store):
-    from goal_convergence import notify
+    from goal_convergence.goals import notify
 
     goal_ = make_goal(objective=f"rotate {SECRETS['aws access key']}", state="converged", stop_reason="converged")
     assert_masked("notification", json.dumps(notify.event(goal_)))

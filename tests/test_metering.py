@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals
-from goal_convergence.claude_code import hooks, transcript
+from goal_convergence.agents.claude_code import hooks, transcript
+from goal_convergence.goals import moves
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.test_hooks import load, make_goal
 
 SONNET = "claude-sonnet-5"
@@ -75,11 +75,11 @@ def test_what_a_session_spent_while_its_goal_was_paused_is_not_charged_after_res
     before = load(goal.goal_id).spent.maker_dollars
     assert before == cost_of(path)
 
-    goals.move(Store(), goal.goal_id, "pause", now=start + timedelta(minutes=2))
+    moves.move(Store(), goal.goal_id, "pause", now=start + timedelta(minutes=2))
     with path.open("a") as fh:
         fh.write(line("msg_paused", start + timedelta(minutes=3), inp=900_000))
     hooks.run("session-end", session_end(project, path), Store())  # no goal is active: nothing charged
-    goals.resume(Store(), goal.goal_id, now=start + timedelta(minutes=4))
+    moves.resume(Store(), goal.goal_id, now=start + timedelta(minutes=4))
     after = tmp_path / "after.jsonl"
     after.write_text(line("msg_after", start + timedelta(minutes=5), inp=50_000))
     with path.open("a") as fh:

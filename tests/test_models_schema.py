@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import Field, ValidationError
 
-from goal_convergence import files, schema
-from goal_convergence.models import Goal, Model, TriageItem, Verdict
+from goal_convergence.models import Goal, Model, TriageItem, Verdict, schema
 from goal_convergence.models.base import Int
+from goal_convergence.system import files
 from tests.strategies import models
 
 KINDS = [(Goal, "goal"), (TriageItem, "triage-item"), (Verdict, "verdict")]

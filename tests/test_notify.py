@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import notify
-from goal_convergence.store import Store
+from goal_convergence.goals import notify
+from goal_convergence.storage.store import Store
 
 GOAL = [sys.executable, "-m", "goal_convergence"]
 # failures.txt is read through a script: a file the command line named would be check-defining.

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from goal_convergence.claude_code import hooks
+from goal_convergence.agents.claude_code import hooks
 from goal_convergence.oracle.verdict import JudgeError
 from tests.fakeapi import MALFORMED, malformed
-from tests.test_hooks import make_goal as hook_goal, run_hook, stop_input
-from tests.test_hooks import load as hook_load, project as hook_project  # noqa: F401 (fixture)
+from tests.test_hooks import load as hook_load, make_goal as hook_goal, project as hook_project  # noqa: F401 (fixture)
+from tests.test_hooks import run_hook, stop_input
 from tests.test_oracle import MODEL, api_env, judge, project  # noqa: F401 (fixtures)
 from tests.test_run import env, goal, load, new_goal, project as run_project  # noqa: F401 (fixtures)
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence import plan
-from goal_convergence.decide import Evidence, decide
 from goal_convergence.errors import UsageError
 from goal_convergence.models import ConditionEvidence, Task, TaskChanges, Verdict
+from goal_convergence.rules import plan
+from goal_convergence.rules.decide import Evidence, decide
 from tests.test_decide import YES, evidence, make_goal
 
 # ---- plan.apply --------------------------------------------------------------------------------

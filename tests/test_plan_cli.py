@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import makers
-from goal_convergence.claude_code import hooks
-from goal_convergence.claude_code.slash import run_command
-from goal_convergence.heartbeat import beat
+from goal_convergence.agents.claude_code import hooks
+from goal_convergence.agents.claude_code.slash import run_command
+from goal_convergence.loop import makers
+from goal_convergence.loop.heartbeat import beat
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.conftest import run_goal
 from tests.fakeapi import text
 from tests.test_run import CALC, CHECK
@@ -180,7 +180,7 @@ def test_a_heartbeat_threshold_outside_0_to_1_is_refused_naming_the_key(project)
 
 
 def test_the_stop_hooks_feedback_and_the_first_headless_prompt_list_the_open_tasks(make_goal):
-    from goal_convergence.plan import seed
+    from goal_convergence.rules.plan import seed
 
     goal = make_goal(tasks=seed(["write NOTES.md", "keep the API"]))
     goal.tasks[1].state, goal.tasks[1].done_in = "done", 1
@@ -192,8 +192,8 @@ def test_the_stop_hooks_feedback_and_the_first_headless_prompt_list_the_open_tas
 
 
 def test_a_goal_written_by_0_1_0_takes_a_plan_and_still_matches_the_schema(store, gc_home):
-    from goal_convergence import plan, schema
-    from goal_convergence.models import TaskChanges, Verdict
+    from goal_convergence.models import TaskChanges, Verdict, schema
+    from goal_convergence.rules import plan
 
     text = (Path(__file__).parent / "samples" / "goal-0.1.0.json").read_text(encoding="utf-8")
     gid = json.loads(text)["goalId"]

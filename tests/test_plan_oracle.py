@@ -11,9 +11,9 @@ import pytest
 from goal_convergence.models import TaskChanges
 from goal_convergence.oracle import build_input, get_oracle
 from goal_convergence.oracle.claude_cli import ClaudeCliOracle
-from goal_convergence.plan import seed
-from tests.fakeapi import text, tool_use
+from goal_convergence.rules.plan import seed
 from tests import test_oracle as base
+from tests.fakeapi import text, tool_use
 from tests.test_oracle import GREEN, MODEL, RED, command_printing, make_goal
 
 api_env, project = base.api_env, base.project  # the fixtures of the oracle's own tests

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.errors import GoalConvergenceError
-from goal_convergence.process import (
+from goal_convergence.system.process import (
     HEAD_BYTES,
     TAIL_BYTES,
     Capture,

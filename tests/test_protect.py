@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from goal_convergence import protect, tree
 from goal_convergence.errors import InvalidInput
+from goal_convergence.guard import protect
 from goal_convergence.models import StoppingCondition
+from goal_convergence.vcs import tree
 
 FILES = ["README.md", "calc.py", "setup.py", "tests/test_calc.py", "tests/data/case.json", "tests/unit/test_deep.py",
          "src/pkg/core.py", "src/pkg/mod.py", "docs/guide.md", "docs/api/index.md", "tests_old/notes.txt"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goal_convergence.claude_code.slash import run_command
+from goal_convergence.agents.claude_code.slash import run_command
 from tests.conftest import run_goal
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from goal_convergence.claude_code import slash
-from goal_convergence.cli import cli
+from goal_convergence.agents.claude_code import slash
+from goal_convergence.cli.app import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

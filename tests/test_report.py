@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.claude_code import control
-from goal_convergence.claude_code.slash import run_command
+from goal_convergence.agents.claude_code import control
+from goal_convergence.agents.claude_code.slash import run_command
 from goal_convergence.models import Goal, Pending, SettingChange, SettingsChange, Task, TaskChanges
 from goal_convergence.report import chart, page
 from tests.conftest import run_goal
@@ -226,7 +226,7 @@ def test_the_slash_command_writes_the_sessions_goal_report_and_prints_its_path(s
 
 
 def test_the_hooks_and_the_cli_start_without_the_template_engine():
-    probe = ("import sys, goal_convergence.cli, goal_convergence.claude_code.hooks, goal_convergence.claude_code.slash;"
+    probe = ("import sys, goal_convergence.cli.app, goal_convergence.agents.claude_code.hooks, goal_convergence.agents.claude_code.slash;"
              " print(sorted({m.split('.')[0] for m in sys.modules} & {'jinja2', 'markupsafe'}))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

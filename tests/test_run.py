@@ -19,10 +19,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from goal_convergence import engine, goals, makers, runner
-from goal_convergence.cli import cli
+from goal_convergence.cli.app import cli
 from goal_convergence.errors import GoalConvergenceError
-from goal_convergence.store import Store
+from goal_convergence.goals import moves
+from goal_convergence.loop import engine, makers, runner
+from goal_convergence.storage.store import Store
 from tests.fakeapi import delay, error, text
 from tests.fakes import Clock
 
@@ -204,11 +205,11 @@ def test_paused_time_is_not_charged(project, env, fake_api, tmp_path):
     clock, store = Clock(), Store()
     edges = engine.Edges(now=clock.now)
     fix_one = makers.CommandMaker(maker_script(tmp_path, FIX_ONE))
-    pause = Clocked(fix_one, clock, seconds=40, then=lambda: goals.move(store, gid, "pause", now=clock.now()))
+    pause = Clocked(fix_one, clock, seconds=40, then=lambda: moves.move(store, gid, "pause", now=clock.now()))
     first = runner.run_goal(store, gid, pause, edges=edges)
     assert (first.exit_code, first.goal.state) == (75, "paused")  # paused while it ran
     clock.advance(3600)
-    goals.resume(store, gid, now=clock.now())
+    moves.resume(store, gid, now=clock.now())
     second = runner.run_goal(store, gid, Clocked(fix_one, clock, seconds=30), edges=edges)
     assert (second.exit_code, second.stop) == (0, "converged")
     doc = load(gid)
@@ -384,7 +385,7 @@ def test_flags_an_existing_goal_cannot_take_are_refused_never_ignored(project, e
 
 @pytest.mark.parametrize("route", ["cli", "slash"])
 def test_resuming_an_escalated_goal_resolves_its_triage_item(project, env, fake_api, tmp_path, route):
-    from goal_convergence.claude_code.slash import run_command
+    from goal_convergence.agents.claude_code.slash import run_command
 
     fake_api.set_responder(lambda body: verdict(False, "keep going"))
     gid = new_goal("--max-iterations", "1")

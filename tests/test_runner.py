@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import engine, runner
 from goal_convergence.errors import OracleUnavailable
+from goal_convergence.loop import engine, runner
 from goal_convergence.models import Budget, Cost, Escalation, Goal, StoppingCondition, TriageItem, Verdict
 from tests.fakes import Clock, FakeOracle
 

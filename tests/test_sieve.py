@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import census as census_mod, extract as extract_mod, mask
-from goal_convergence.census import CensusScanner
-from goal_convergence.coverage import CoverageLines, parse_coverage
-from goal_convergence.extract import FailureScanner
-from goal_convergence.lines import BLOCK, LineScanners
-from goal_convergence.process import Capture
-from goal_convergence.sieve import WHITESPACE, Keys, Sieve
+from goal_convergence.checks import census as census_mod
+from goal_convergence.checks import extract as extract_mod
+from goal_convergence.checks.census import CensusScanner
+from goal_convergence.checks.coverage import CoverageLines, parse_coverage
+from goal_convergence.checks.extract import FailureScanner
+from goal_convergence.system import mask
+from goal_convergence.system.lines import BLOCK, LineScanners
+from goal_convergence.system.process import Capture
+from goal_convergence.system.sieve import WHITESPACE, Keys, Sieve
 
 SAMPLES = sorted((Path(__file__).parent / "samples").glob("*.txt"))
 LINES = [line for path in SAMPLES for line in path.read_bytes().split(b"\n")]

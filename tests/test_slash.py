@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import engine
+from goal_convergence.agents.claude_code.slash import run_command
+from goal_convergence.loop import engine
 from goal_convergence.models import Goal
-from goal_convergence.claude_code.slash import run_command
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 
 NASTY = """don't break the "API"; echo $(touch PWNED1) `touch PWNED2` && rm -rf ~ | cat
 and keep $HOME, ${CLAUDE_SESSION_ID} and 'the rest' as they are\

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import evidence_files, goals
-from goal_convergence.claude_code import hooks
+from goal_convergence.agents.claude_code import hooks
+from goal_convergence.goals import creation, specs
 from goal_convergence.models import ConditionEvidence, Decision, Goal, Iteration, now_iso
-from goal_convergence.store import Store
+from goal_convergence.storage import evidence_files
+from goal_convergence.storage.store import Store
 
 _WATCHING: list[GoalFileIO] = []
 
@@ -56,9 +57,9 @@ def project(git_repo: Path) -> Path:
 
 
 def new_goal(project: Path) -> Goal:
-    spec = goals.GoalSpec(project=project, objective="create fixed.txt", checks=["python3 check.py"],
+    spec = specs.GoalSpec(project=project, objective="create fixed.txt", checks=["python3 check.py"],
                           oracle_provider="conditions", max_iterations=10, session_id="s-1")
-    return goals.new_goal(Store(), spec)
+    return creation.new_goal(Store(), spec)
 
 
 def assistant_line(mid: str, out: int) -> str:

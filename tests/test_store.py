@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import files
 from goal_convergence.errors import CorruptFile, GoalConvergenceError, GoalNotFound, InvalidInput
 from goal_convergence.models import Goal, TriageItem, now_iso
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
+from goal_convergence.system import files
 from tests.conftest import fresh_index
 
 

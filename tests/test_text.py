@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from goal_convergence.text import clip, cut
+from goal_convergence.system.text import clip, cut
 
 
 @pytest.mark.parametrize(("text", "width", "shown"), [("short", 10, "short"), ("exactly10!", 10, "exactly10!"),

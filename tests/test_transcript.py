@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence.claude_code import transcript
+from goal_convergence.agents.claude_code import transcript
 from goal_convergence.errors import PriceUnknown
 
 SONNET = "claude-sonnet-5"  # $2 in, $10 out per million tokens

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence import cost
-from goal_convergence.claude_code import transcript, transcript_line, transcript_scan
+from goal_convergence.agents.claude_code import transcript, transcript_line, transcript_scan
+from goal_convergence.storage import cost
 
 SONNET, HAIKU = "claude-sonnet-5", "claude-haiku-5-5"
 BIG = "def f():\n    return \"usage\"  # é ✓\n" * 400  # 14 KB, quotes and non-ASCII, longer than a WINDOW

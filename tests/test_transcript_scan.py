@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from goal_convergence.claude_code import transcript, transcript_scan
+from goal_convergence.agents.claude_code import transcript, transcript_scan
 from tests.test_transcript_line import BIG, check, claude_line, claude_user, read_all, tool_result
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from goal_convergence.tree import diff_stat, hash_file, head_commit, tree_fingerprint
+from goal_convergence.vcs.tree import diff_stat, hash_file, head_commit, tree_fingerprint
 from tests.conftest import git
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from goal_convergence import render, trend
+from goal_convergence.goals import trend
 from goal_convergence.models import Census, ConditionEvidence, Cost, Decision, Iteration, now_iso
+from goal_convergence.report import render
 
 
 def _it(n: int, passed: list[bool], failed: list[int | None], action: str = "continue", coverage: float | None = None,

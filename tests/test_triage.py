@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from goal_convergence import triage
 from goal_convergence.errors import IllegalTransition
+from goal_convergence.goals import triage
 from goal_convergence.models import ConditionEvidence, Decision, Escalation, Iteration, TriageItem, now_iso
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.fakes import T0
 
 STAMP = now_iso(T0)

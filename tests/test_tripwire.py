@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.conftest import _ARMED, REAL_HOME, TRIPWIRE, RealHomeTouched, Tripwire
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import orphans
 from goal_convergence.models import Goal, Runner, TriageItem, now_iso
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
+from goal_convergence.system import orphans
 from tests.conftest import git, run_goal
 
 # The checks read the files through scripts: a file a check's command line names is check-defining, and a

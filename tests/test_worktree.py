@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from goal_convergence import worktree
+from goal_convergence.vcs import worktree
 from tests.conftest import git
 
 

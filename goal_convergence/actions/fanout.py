@@ -11,11 +11,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import heartbeat
 from ..errors import InvalidInput
+from ..loop import heartbeat
 from ..models import Goal
-from ..store import Store
-from ..text import clip
+from ..storage.store import Store
+from ..system.text import clip
 from . import envfiles, ledger
 from .inputs import NAMES, Inputs, flag
 from .run import runner_temp

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import click
 
-from .. import goals, makers
+from ..cli.options import budget_options, goal_options, spec_from
 from ..errors import InvalidInput
-from ..options import budget_options, goal_options, spec_from
+from ..goals import specs
+from ..loop import makers
 
 # input name -> the `goal new` flag it becomes
 FLAGS = {"test": "--test", "lint": "--lint", "build": "--build", "coverage": "--coverage",
@@ -107,7 +108,7 @@ class Inputs:
                 argv += [option, line]
         return argv + [option for name, option in SWITCHES.items() if flag(self.get(name), name)]
 
-    def spec(self, workspace: Path) -> goals.GoalSpec:
+    def spec(self, workspace: Path) -> specs.GoalSpec:
         argv = [*self.argv(), "--project", str(self.project(workspace))]
         try:
             ctx = _goal_new.make_context("goal new", argv)

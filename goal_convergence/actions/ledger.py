@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import render
 from ..errors import InvalidInput
 from ..models import Goal
-from ..text import clip
+from ..report import render
+from ..system.text import clip
 from . import envfiles
 
 LEDGER_FILE = "ledger.json"

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import git, process
 from ..errors import GoalConvergenceError, InvalidInput, MakerError
-from ..text import clip
+from ..system import process
+from ..system.text import clip
+from ..vcs import git
 from . import envfiles, ledger
 from .inputs import Inputs, flag
 

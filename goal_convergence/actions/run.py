@@ -16,11 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import evidence_files, goals, makers, process, render, runner
-from ..claude_code import printmode
 from ..errors import MakerError
+from ..goals import creation
+from ..loop import makers, runner
 from ..models import Goal
-from ..store import Store
+from ..report import render
+from ..storage import evidence_files
+from ..storage.store import Store
+from ..system import printmode, process
 from . import envfiles, ledger
 from .inputs import Inputs
 
@@ -113,7 +116,7 @@ def run_step(echo: Callable[[str], None] = print) -> StepResult:
     maker = inputs.maker()
     if isinstance(maker, makers.ClaudeMaker):
         ensure_claude_code(inputs.get("claude-code-version"), echo)
-    goal = goals.new_goal(store, spec)
+    goal = creation.new_goal(store, spec)
     echo(render.created(goal))
     # Before the run: a run that dies still leaves the id of the goal it was working on.
     envfiles.set_outputs({"goal-id": goal.goal_id, "goal-file": store.path_for(Goal, goal.goal_id)})

@@ -76,7 +76,7 @@ M = TypeVar("M", bound="Model")
 class Model(BaseModel):
     """Keys are camelCase on disk and snake_case in Python. The models are the contract: strict
     mode, ``extra="forbid"`` and the bounds on each field are what a document must satisfy, and
-    the JSON Schemas in ``schemas/`` are generated from them (``python -m goal_convergence.schema``)."""
+    the JSON Schemas in ``schemas/`` are generated from them (``python -m goal_convergence.models.schema``)."""
 
     # str_min_length=0 changes no length rule; it makes pydantic check every string as real Unicode,
     # so a lone surrogate (an undecodable argv byte) is refused here instead of breaking a write.

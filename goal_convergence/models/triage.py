@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..index import GOAL_ID_RE
+from ..system.index import GOAL_ID_RE
 from .base import TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegInt, PosInt, SchemaVersion, StopReason, Timestamp
 from .evidence import Census, Integrity
 from .goal import Checkpoint, Spent

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from ..claude_code import printmode
 from ..errors import OracleUnavailable
 from ..models import ConditionEvidence, Goal, OracleConfig
+from ..system import printmode
 from .api import AnthropicOracle
 from .claude_cli import ClaudeCliOracle
 from .command import CommandOracle

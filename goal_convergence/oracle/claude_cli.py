@@ -6,14 +6,22 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..claude_code import printmode
-from .. import cost as pricing, process
 from ..models import Cost
+from ..models.print_result import PrintResult
+from ..storage import cost as pricing
+from ..storage.config import env_settings
+from ..system import printmode, process
+from ..system.text import cut
 from .input import OracleInput
-from .prompt import (MAX_TOOL_ROUNDS, call_estimate, cost_upper_bound, schema_text, system_prompt, token_estimate,
-                     user_message)
-from ..config import env_settings
-from ..text import cut
+from .prompt import (
+    MAX_TOOL_ROUNDS,
+    call_estimate,
+    cost_upper_bound,
+    schema_text,
+    system_prompt,
+    token_estimate,
+    user_message,
+)
 from .tools import SECRET_GLOBS
 from .verdict import BadAnswer, JudgeError, Judgement, check_verdict, parse_verdict
 
@@ -69,7 +77,7 @@ class ClaudeCliOracle:
             raise JudgeError(f"claude -p gave no verdict within {wall:g} s; raise GOAL_CONVERGENCE_ORACLE_TIMEOUT "
                              "or try again later")
         try:
-            result = printmode.PrintResult.model_validate_json(done.stdout.strip() or "{}")
+            result = PrintResult.model_validate_json(done.stdout.strip() or "{}")
         except ValidationError:
             raise JudgeError(f"claude -p exited {done.exit.code} without a result: "
                              f"{cut((done.stderr or done.stdout).strip(), 500) or 'no output'}; "

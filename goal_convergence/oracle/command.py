@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import mask, process
+from ..storage.config import env_settings
+from ..system import mask, process
+from ..system.text import cut
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS
-from ..config import env_settings
-from ..text import cut
 from .verdict import BadAnswer, JudgeError, Judgement, parse_foreign_verdict
 
 

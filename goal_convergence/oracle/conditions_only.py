@@ -6,8 +6,8 @@ import re
 
 from ..errors import InvalidInput
 from ..models import ConditionResult, Verdict
+from ..system.text import cut
 from .input import ConditionInput, OracleInput
-from ..text import cut
 from .verdict import Judgement
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from .. import tree
 from ..models import Census, ConditionEvidence, ConditionType, Goal, Integrity, Iteration, Model
-from ..text import cut
+from ..system.text import cut
+from ..vcs import tree
 
 MAX_INPUT_TOKENS = 8_000
 # chars/4 of the input JSON stays under MAX_INPUT_TOKENS, with room for the message around it.

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from .. import cost as pricing
-from .. import mask, schema
+from ..models import schema
+from ..storage import cost as pricing
+from ..system import mask
 from .input import OracleInput
 from .verdict import BadAnswer
 

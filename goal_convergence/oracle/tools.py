@@ -22,11 +22,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import git, mask, process
 from ..errors import GoalConvergenceError
 from ..models import ConditionEvidence
-from ..text import cut
-from ..tree import SKIP_DIRS
+from ..system import mask, process
+from ..system.text import cut
+from ..vcs import git
+from ..vcs.tree import SKIP_DIRS
 
 MAX_RESULT_CHARS = 8_000
 MAX_READ_LINES = 400

@@ -9,10 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import schema
 from ..errors import OracleError, problems
-from ..models import Cost, Model, TaskChanges, Unfixable, Verdict
-from ..text import cut
+from ..models import Cost, Model, TaskChanges, Unfixable, Verdict, schema
+from ..system.text import cut
 
 
 class JudgeError(OracleError):

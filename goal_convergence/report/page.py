@@ -22,13 +22,13 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from .. import goals, render, trend
 from ..errors import GoalNotFound, InvalidInput, UsageError
-from ..index import OPEN_STATES
+from ..goals import lookup, trend
 from ..models import Goal
-from ..store import Store
-from ..text import clip, plural
-from . import view
+from ..storage.store import Store
+from ..system.index import OPEN_STATES
+from ..system.text import clip, plural
+from . import render, view
 
 
 def _asset(name: str) -> str:
@@ -124,18 +124,18 @@ def pick(store: Store, goal_id: str | None, cwd: Path) -> Goal:
     if goal_id:
         return store.load(Goal, goal_id)
     try:
-        return goals.resolve(store, None, project=cwd, states=OPEN_STATES)
+        return lookup.resolve(store, None, project=cwd, states=OPEN_STATES)
     except GoalNotFound:
         mine = project_goals(store, cwd)
         if not mine:
-            raise GoalNotFound(f"no goal in {goals.find_project(cwd)}; name one (`goal report ID`, ids in "
+            raise GoalNotFound(f"no goal in {lookup.find_project(cwd)}; name one (`goal report ID`, ids in "
                                f"`goal list --all`) or run from its project") from None
         return store.load(Goal, mine[0])
 
 
 def project_goals(store: Store, cwd: Path) -> list[str]:
     """The ids of the project's goals, newest first."""
-    root = str(goals.find_project(cwd))
+    root = str(lookup.find_project(cwd))
     found = sorted((s for s in store.summaries() if s["projectRoot"] == root), key=lambda s: s["createdAt"],
                    reverse=True)
     return [s["goalId"] for s in found]
@@ -171,7 +171,7 @@ def _home_reports(store: Store) -> Path:
 
 def _write_all(store: Store, cwd: Path, output: Path | None, now: datetime | None) -> Written:
     ids = project_goals(store, cwd)
-    root = str(goals.find_project(cwd))
+    root = str(lookup.find_project(cwd))
     if not ids:
         raise GoalNotFound(f"no goal in {root}; run from a project that has goals (`goal list --all`)")
     if output is not None and output.exists() and not output.is_dir():

@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .. import budget, render, standings, trend
+from ..goals import standings, trend
 from ..models import Goal, Iteration, parse_iso
-from ..text import plural
-from . import chart
+from ..rules import budget
+from ..system.text import plural
+from . import chart, render
 
 # The design's table of stop reasons, in the words a person reads.
 MEANING = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.conftest import git
 from tests.e2e.harness import CALC_BUGGY, CALC_TEST, ClaudeCode, Script, fix, hook_outputs, two_bug_project
 from tests.fakeapi import text, tool_use

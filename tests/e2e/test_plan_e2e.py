@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.models import Goal
-from goal_convergence.store import Store
+from goal_convergence.storage.store import Store
 from tests.e2e.harness import ORACLE_MARK, ClaudeCode, Conversation, Script, fix, hook_outputs, two_bug_project
 from tests.fakeapi import Message, text, tool_use
 

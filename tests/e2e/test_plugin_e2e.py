@@ -9,11 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import goals
+from goal_convergence.goals import creation, specs
 from goal_convergence.models import Goal, TriageItem
-from goal_convergence.store import Store
-from tests.e2e.harness import (CALC_BUGGY, ClaudeCode, Conversation, Script, fix, hook_outputs, notices, read,
-                               two_bug_project)
+from goal_convergence.storage.store import Store
+from tests.e2e.harness import (
+    CALC_BUGGY,
+    ClaudeCode,
+    Conversation,
+    Script,
+    fix,
+    hook_outputs,
+    notices,
+    read,
+    two_bug_project,
+)
 from tests.fakeapi import text
 
 pytestmark = pytest.mark.e2e
@@ -119,7 +128,7 @@ def test_a_goal_outlives_its_session_and_resume_in_another_carries_it_to_converg
 
 
 def test_an_unrelated_session_in_the_same_project_is_never_blocked(claude, project):
-    goal = goals.new_goal(Store(), goals.GoalSpec(objective="fix both bugs", project=project,
+    goal = creation.new_goal(Store(), specs.GoalSpec(objective="fix both bugs", project=project,
                                                   test="python3 test_calc.py", session_id="another-session"))
     script = scripted(claude, lambda conversation: text("Hello!"))
     events = claude.run("say hello")

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from goal_convergence.decide import JUDGE_ERRORS_TO_STOP
+from goal_convergence.rules.decide import JUDGE_ERRORS_TO_STOP
 from tests.conftest import run_goal
 
 from . import invariants as inv

@@ -16,18 +16,17 @@ import signal
 import subprocess
 import sys
 import time
-
-from goal_convergence.claude_code import hooks
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from goal_convergence import goals, index
-from goal_convergence.claude_code import dispatch
-from goal_convergence.claude_code.fast import EVENTS
-from goal_convergence.store import Store
+from goal_convergence.agents.claude_code import dispatch, hooks
+from goal_convergence.agents.claude_code.fast import EVENTS
+from goal_convergence.goals import creation, moves, specs
+from goal_convergence.storage.store import Store
+from goal_convergence.system import index
 from tests.conftest import REPO
 
 from . import invariants as inv
@@ -89,10 +88,10 @@ def bound(git_repo, gc_home):
         if active:
             return active[0]["goalId"]
         for s in index.bound_to_session(summaries, SESSION, ("paused",)):
-            goals.move(store, s["goalId"], "abandon")
-        spec = goals.GoalSpec(objective="survive the fuzz", project=git_repo, checks=["false"],
+            moves.move(store, s["goalId"], "abandon")
+        spec = specs.GoalSpec(objective="survive the fuzz", project=git_repo, checks=["false"],
                               oracle_provider="conditions", max_iterations=1000, stuck_after=1000, session_id=SESSION)
-        return goals.new_goal(store, spec).goal_id
+        return creation.new_goal(store, spec).goal_id
 
     return arm
 

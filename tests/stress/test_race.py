@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from goal_convergence import cost, goals
-from goal_convergence.store import Store
+from goal_convergence.goals import creation, specs
+from goal_convergence.storage import cost
+from goal_convergence.storage.store import Store
 from tests.conftest import REPO, wait_until
 
 from . import invariants as inv
@@ -27,7 +28,7 @@ MESSAGES = 10  # new in the transcript at each round
 BLOCKS = 3000
 # `goal hook EVENT` through the console script's own entry, its slow path imported before the input
 # arrives: released at once, the hooks then meet at the goal file instead of finishing their imports in turn.
-PRELOADED = ("import sys; import goal_convergence.claude_code.hooks; from goal_convergence.entry import main; "
+PRELOADED = ("import sys; import goal_convergence.agents.claude_code.hooks; from goal_convergence.entry import main; "
              "sys.argv[0] = 'goal'; main()")
 MODEL = "claude-sonnet-5"
 
@@ -43,7 +44,7 @@ def test_racing_hooks_charge_the_transcript_once(git_repo, gc_home, tmp_path, ta
     race = tally("racing stop and session-end hooks, one session")
     # A check that fails, so each stop runs a whole iteration and blocks; never stuck within the race.
     (git_repo / "check.py").write_text("import sys\nsys.exit(1)\n")
-    goal = goals.new_goal(Store(), goals.GoalSpec(objective="race", project=git_repo, checks=["python3 check.py"],
+    goal = creation.new_goal(Store(), specs.GoalSpec(objective="race", project=git_repo, checks=["python3 check.py"],
                                                   oracle_provider="conditions", max_iterations=1000,
                                                   stuck_after=1000, session_id="s-race"))
     transcript = tmp_path / "s-race.jsonl"

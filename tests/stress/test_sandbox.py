@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence import tree
 from goal_convergence.oracle.tools import Toolbox
+from goal_convergence.vcs import tree
 from tests.conftest import REPO, git
 
 from . import invariants as inv

@@ -1,0 +1,239 @@
+"""What the hooks do when a goal is involved: the slow path behind fast.py.
+
+- Stop: meter what the maker spent since the last read of its transcript, run one iteration of
+  the loop, and either block the stop with the next instruction or let it stop with a summary.
+- SessionStart (resume, compact): restart the clock of this session's goal, then list the goals.
+- SessionEnd: charge the maker's spend and stop the clock; the goal stays active and bound, so
+  `claude --resume` carries on and another session can take it over with `resume`.
+- UserPromptExpansion: the plugin's slash commands, with their raw arguments (no shell involved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ...errors import InvalidInput, problems
+from ...loop import claim, engine
+from ...models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
+from ...report import render
+from ...rules import budget
+from ...storage import config
+from ...storage.store import Store
+from ...system import index, mask, quarantine
+from ...system.log import log_error
+from ...system.text import clip, plural
+from ...vcs import checkpoint
+from . import control, fast, naming, transcript
+
+# Claude Code ends a turn after a run of blocked stops without a tool call (9 in 2.1.332, 8 before); a
+# maker that only talks must end as stuck before that cap cuts the loop off silently.
+STUCK_CAP = 7
+MAX_FAILURES_SHOWN = 5
+Summaries = list[dict[str, Any]]
+
+
+class HookInput(BaseModel):
+    """The fields of Claude Code's hook input that the hooks use (it sends more)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    session_id: str = Field(min_length=1)
+    transcript_path: str | None = None
+    cwd: str | None = None
+    source: str | None = None
+    last_assistant_message: str | None = None
+    command_name: str | None = None
+    command_args: str = ""
+
+
+def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
+    try:
+        hook_input = HookInput.model_validate_json(data)
+    except ValidationError as exc:
+        raise InvalidInput(f"the {event} hook got input it cannot use ({problems(exc, 1)}); "
+                           f"is this Claude Code?") from None
+    config.env_settings()  # a bad setting fails here, before any work (errors.py)
+    store = store or Store()
+    # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
+    summaries = store.summaries()
+    answer = HANDLERS[event](store, hook_input, summaries)
+    return naming.answer_in_session(quarantine.with_notice(answer, store.quarantined))
+
+
+def bound_goal_id(summaries: Summaries, session_id: str) -> str | None:
+    """The id of the active goal bound to this session, from the index: what works on the goal loads it
+    (once: store.py keeps it), so finding it must not."""
+    bound = index.bound_to_session(summaries, session_id)
+    return bound[0]["goalId"] if bound else None
+
+
+def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engine.MakerReport]:
+    """What the session spent since the goal last read its transcript, read under the goal's lock
+    (engine.record_maker): two hooks of one session never read from the same offsets. A transcript
+    first seen now counts from when the goal's clock started, or from its resume when the goal was
+    resumed since the last read: the session's work before that was not on this goal."""
+    def read(goal: Goal) -> engine.MakerReport:
+        reading = transcript.Reading()
+        if hook_input.transcript_path:
+            start = goal.transcript_since or goal.active_since
+            since = parse_iso(start) if start else None
+            reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
+            if reading.note:
+                log_error("transcript", reading.note)
+        return engine.MakerReport(summary=hook_input.last_assistant_message,
+                                  cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
+                                  model=reading.model, transcript_offsets=reading.offsets)
+
+    return read
+
+
+def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
+    stuck detection end the loop, and they end it before Claude Code's block cap does."""
+    goal_id = bound_goal_id(summaries, hook_input.session_id)
+    if goal_id is None:
+        return {}
+    if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
+        return {}  # the turn only ran a goal-management command: no iteration, no block
+    claim.reap(store)  # what a killed `goal run` left running (claim.py)
+    # When the loop ends here no later read will charge the message a Stop's read holds back: it is
+    # charged with the iteration's record (settle), in the same write.
+    outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
+                                   settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
+    goal, decision = outcome.goal, outcome.decision
+    if engine.carries_on(goal, decision):
+        return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
+    if goal.state == "converged":
+        spent = goal.spent
+        return {"systemMessage": (
+            f"goal-convergence: {goal.goal_id} converged after {plural(spent.iterations, 'iteration')}, "
+            f"{render.duration(spent.active_seconds)} active, "
+            f"{render.money(spent.dollars)} (maker {render.money(spent.maker_dollars)}, "
+            f"oracle {render.money(spent.oracle_dollars)})")}
+    if goal.state == "escalated":
+        return {"systemMessage": escalation_line(goal, outcome.triage_id)}
+    return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
+    """The goal as its feedback shows it: a Stop's read holds the newest message back (transcript.py),
+    which in a short first turn is most of what the maker spent; shown, not charged (the next read
+    charges it)."""
+    held = maker_report(hook_input, final=True)(goal).cost
+    shown = engine.copy_to_charge(goal)
+    shown.spent.maker_dollars += held.dollars
+    shown.spent.maker_tokens += held.tokens
+    return shown
+
+
+def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, Any]:
+    """The answer that keeps the session working. Claude Code 2.1.332 feeds a Stop hook's
+    ``additionalContext`` to the model once and carries the turn on (a block, counted towards its
+    block cap), without the "Stop hook reported a problem" a ``decision: block`` or an exit code 2
+    shows the user; ``decision: block`` would also feed the reason twice (README, "Claude Code facts")."""
+    failing = sum(1 for c in (iteration.conditions if iteration else []) if not c.passed)
+    why = plural(failing, "failing check") if failing else "the oracle does not agree yet"
+    off = [n for n in (iteration.decision.notes if iteration else []) if n.startswith(checkpoint.OFF_NOTE)]
+    return {"systemMessage": f"goal-convergence: {goal.goal_id} iteration {goal.spent.iterations} not done ({why}); "
+                             f"the session carries on" + "".join(f"; {n}" for n in off),
+            "hookSpecificOutput": {"hookEventName": "Stop",
+                                   "additionalContext": mask.text(continue_reason(goal, iteration, hint))}}
+
+
+def feedback(answer: dict[str, Any]) -> str | None:
+    """The feedback a Stop answer gives the model, if it keeps the session working."""
+    return (answer.get("hookSpecificOutput") or {}).get("additionalContext")
+
+
+def continue_reason(goal: Goal, iteration: Iteration | None, hint: str) -> str:
+    """The Stop hook feedback the maker reads: what is still wrong and what to do next."""
+    lines = [f"goal-convergence: goal {goal.goal_id} is not done yet "
+             f"(iteration {goal.spent.iterations}/{goal.budget.max_iterations or '∞'})."]
+    failing = [c for c in (iteration.conditions if iteration else []) if not c.passed]
+    if failing:
+        lines.append("Failing checks:")
+        lines += [f"  - {_failure(c)}" for c in failing[:MAX_FAILURES_SHOWN]]
+        if len(failing) > MAX_FAILURES_SHOWN:
+            lines.append(f"  - … and {len(failing) - MAX_FAILURES_SHOWN} more")
+    elif iteration and iteration.verdict and not iteration.verdict.converged:
+        lines.append("Every check passes, but the oracle does not agree that the objective is met: "
+                     + ("; ".join(iteration.verdict.reasons) or "no reason given"))
+    if hint:
+        lines.append(f"Hint: {hint}")
+    lines += render.open_task_lines(goal)
+    lines += [f"Budget: {render.budget_line(goal)}.",
+              f"Keep working on the objective: {clip(goal.objective, 2000)}",
+              "When you believe it is done, simply stop: the checks run again on their own. "
+              "Do not weaken or delete tests or checks to make them pass."]
+    return "\n".join(lines)
+
+
+def _failure(c: ConditionEvidence) -> str:
+    return f"[{c.index}] {c.type} `{clip(c.command, 200)}`: {clip(c.first_failure, 300)}"
+
+
+def escalation_line(goal: Goal, triage_id: str | None) -> str:
+    esc = goal.escalation
+    reason = goal.stop_reason or (esc.stop_reason if esc else "escalated")
+    detail = f": {clip(esc.detail, 300)}" if esc and esc.detail else ""
+    triage_id = triage_id or (esc.triage_id if esc else None)
+    where = f"; triage item {triage_id} (/goal-convergence:triage show {triage_id})" if triage_id else ""
+    return (f"goal-convergence: {goal.goal_id} stopped ({reason}){detail} after "
+            f"{plural(goal.spent.iterations, 'iteration')}, {render.money(goal.spent.dollars)}{where}")
+
+
+def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    if hook_input.source in fast.RESUMING:
+        goal_id = bound_goal_id(summaries, hook_input.session_id)
+        if goal_id is not None:
+            store.update(Goal, goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
+    # The summaries from before the clock restarted: the clock is not in them.
+    return fast.session_start_answer(summaries, hook_input.session_id, hook_input.cwd)
+
+
+def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
+    """A compacted session never stopped, so its time so far is charged; a resumed one was away
+    since it ended, and if its SessionEnd never ran, that idle gap must not be charged either."""
+    def change(goal: Goal) -> Goal:
+        if running:
+            budget.accrue(goal, now)
+        goal.active_since = now_iso(now)
+        return goal
+
+    return change
+
+
+def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    goal_id = bound_goal_id(summaries, hook_input.session_id)
+    if goal_id is not None:
+        engine.record_maker(store, goal_id, maker_report(hook_input, final=True), detach=True)
+    return {}
+
+
+def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+    from . import slash  # click and goal creation: the other hooks (SessionEnd: 1.5 s) need neither
+
+    name = (hook_input.command_name or "").rpartition(":")[2]
+    if control.is_control(name, hook_input.command_args) and index.bound_to_session(summaries, hook_input.session_id):
+        control.mark(store.root, hook_input.session_id, hook_input.transcript_path)
+    else:
+        control.clear(store.root, hook_input.session_id)
+    reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
+                              store=store)
+    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
+                                                     "additionalContext": reply.text}}
+    if reply.notice:
+        answer["systemMessage"] = reply.notice
+    return answer
+
+
+HANDLERS: dict[str, Callable[[Store, HookInput, Summaries], dict[str, Any]]] = {
+    "stop": on_stop,
+    "session-start": on_session_start,
+    "session-end": on_session_end,
+    "prompt-expansion": on_prompt_expansion,
+}

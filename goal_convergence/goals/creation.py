@@ -1,0 +1,63 @@
+"""Creating a goal: its spec checked, its baseline kept, its conditions run once, the file written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..checks import conditions
+from ..errors import InvalidInput
+from ..guard import integrity
+from ..models import Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
+from ..rules import plan
+from ..storage.store import Store
+from ..vcs import tree
+from . import lookup
+from .specs import GoalSpec, build_budget, build_conditions, oracle_config, user_input
+
+
+def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
+             on_progress: conditions.ProgressCallback | None = None) -> Goal:
+    """Create, validate and save a goal; refuse with a clear message when a hard rule is broken.
+
+    The check-defining files are kept as they are, and the conditions run once (``on_progress``
+    follows that run) for the test census the goal is held to."""
+    now = now or datetime.now(UTC)
+    if not spec.objective.strip():
+        raise InvalidInput("the objective is empty; say what should be true when the goal is done")
+    root = lookup.find_project(spec.project)
+    oracle = oracle_config(spec.oracle_provider, spec.oracle_model, spec.oracle_command, spec.expect, spec.maker_model)
+    conds = build_conditions(spec, root)
+    if spec.session_id:
+        lookup.refuse_second_goal_in_session(store, spec.session_id)
+    stamp = now_iso(now)
+    with user_input():
+        goal = _goal(spec, root, conds, oracle, stamp)
+    manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
+    start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
+    return store.create(integrity.save(store.root, goal, manifest, start))
+
+
+def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig, stamp: str) -> Goal:
+    return Goal(
+        goal_id=new_id("goal-"),
+        objective=spec.objective,
+        stopping_conditions=conds,
+        budget=build_budget(spec),
+        oracle=oracle,
+        maker=MakerConfig(model=spec.maker_model, attempts=spec.attempts),
+        session_id=spec.session_id,
+        project_root=str(root),
+        source=spec.source,  # type: ignore[arg-type]
+        stuck_after=spec.stuck_after,
+        protect=spec.protect,
+        tests_may_change=spec.tests_may_change,
+        tasks=plan.seed(spec.tasks, oracle.provider),
+        min_confidence=spec.min_confidence,
+        base_commit=tree.head_commit(root),
+        base_tree=tree.tree_fingerprint(root),
+        heartbeat=spec.heartbeat,
+        active_since=stamp if spec.session_id else None,
+        created_at=stamp,
+        updated_at=stamp,
+    )

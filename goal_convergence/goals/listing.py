@@ -1,0 +1,60 @@
+"""`goal list`: the goals as the index summarises them (reindex.py), newest first, written out a
+row at a time, as a table or as JSON.
+
+No goal file is parsed unless it changed since the index was written, and neither the models nor
+pydantic are imported: at 10,000 goals the list costs one read of the index and a stat a goal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..system import reindex
+from ..system.index import OPEN_STATES
+from ..system.text import money
+
+# A summary is flat (index.summary): with this separator the C encoder writes its keys on lines of their
+# own, four spaces in, the shape `json.dumps(rows, indent=2)` gives, which only the (slow) Python encoder
+# writes; between the rows of a batch it writes "},\n    {", which no flat row holds (a string's newline
+# is escaped), and which becomes the indented list's row separator.
+_ROWS = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",\n    ", ": "))
+BATCH = 256
+
+
+def goals(root: Path, show_all: bool, quarantined: reindex.Moved) -> list[dict[str, Any]]:
+    """The summaries of the open goals (or all of them), newest first; the goal files that changed
+    since the index was written are read again, and the broken ones among them quarantined and
+    added to ``quarantined``."""
+    found = [s for s in reindex.summaries(root, quarantined) if show_all or s["state"] in OPEN_STATES]
+    found.sort(key=lambda s: s["createdAt"], reverse=True)
+    for s in found:
+        s.pop("stamp", None)  # the index's own business
+    return found
+
+
+def table(summaries: list[dict[str, Any]]) -> Iterator[str]:
+    """The lines of the table a person reads."""
+    if not summaries:
+        yield "no goals"
+        return
+    yield f"{'ID':<13} {'STATE':<9} {'ITER':>7} {'SPEND':>9}  OBJECTIVE"
+    for s in summaries:
+        its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
+        objective = s["objective"].replace("\n", " ")
+        yield f"{s['goalId']:<13} {s['state']:<9} {its:>7} {money(s['dollars']):>9}  {objective[:70]}"
+
+
+def as_json(summaries: list[dict[str, Any]]) -> Iterator[str]:
+    """The text of ``json.dumps(summaries, indent=2, ensure_ascii=False)`` in blocks of lines, a batch of rows
+    at a time."""
+    if not summaries:
+        yield "[]"
+        return
+    yield "["
+    for start in range(0, len(summaries), BATCH):
+        rows = _ROWS.encode(summaries[start:start + BATCH])[2:-2].replace("},\n    {", "\n  },\n  {\n    ")
+        yield f"  {{\n    {rows}\n  }}{',' if start + BATCH < len(summaries) else ''}"
+    yield "]"

@@ -1,0 +1,125 @@
+"""The triage inbox: goals that need a person, written when the loop escalates (or a heartbeat finds
+a failure), and acted on or dismissed with `goal triage ...`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import IllegalTransition
+from ..models import AttemptBest, BestCheckpoint, FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
+from ..storage.store import Store
+from ..system import mask
+from ..vcs import checkpoint
+from . import creation, moves, specs, standings
+
+
+def new_triage_id() -> str:
+    return new_id("tri-")
+
+
+def failing_conditions(goal: Goal) -> list[FailingCondition]:
+    if not goal.history:
+        return []
+    return [
+        FailingCondition(type=c.type, command=c.command, first_failure=c.first_failure[:300])
+        for c in goal.history[-1].conditions if not c.passed
+    ]
+
+
+def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> TriageItem:
+    """Write the triage item an escalated goal points at (idempotent: an existing one is kept)."""
+    assert goal.escalation is not None and goal.escalation.triage_id is not None
+    triage_id = goal.escalation.triage_id
+    if store.path_for(TriageItem, triage_id).exists():
+        return store.load(TriageItem, triage_id)
+    last = goal.history[-1] if goal.history else None
+    stamp = now_iso(now)
+    item = TriageItem(
+        triage_id=triage_id,
+        goal_id=goal.goal_id,
+        objective=goal.objective,
+        project_root=goal.project_root,
+        stop_reason=goal.escalation.stop_reason,
+        blocker=goal.escalation.blocker,
+        reasons=(list(last.verdict.reasons) if last and last.verdict else []) + (last.decision.notes if last else []),
+        hint=goal.last_hint or None,
+        failing_conditions=failing_conditions(goal),
+        integrity=last.integrity if last else None,
+        start_census=list(goal.baseline.census) if goal.baseline else [],
+        best_checkpoint=best_checkpoint(goal),
+        attempts=attempt_bests(goal),
+        spent=goal.spent.model_copy(),
+        iterations=goal.spent.iterations,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    # Reasons and hints quote output and the oracle's words: mask them as the goal file's are.
+    return store.create(TriageItem.from_doc(mask.data(item.dump())))
+
+
+def best_checkpoint(goal: Goal) -> BestCheckpoint | None:
+    """The checkpoint a person would most likely want back: see ``checkpoint.best``."""
+    best = checkpoint.best(goal)
+    if best is None or best.checkpoint is None:
+        return None
+    return BestCheckpoint(iteration=best.number, passing=sum(c.passed for c in best.conditions),
+                          conditions=len(best.conditions), checkpoint=best.checkpoint,
+                          restore=checkpoint.restore_command(goal.goal_id, best.number))
+
+
+def attempt_bests(goal: Goal) -> list[AttemptBest]:
+    """With parallel attempts: each one's best checkpoint (``checkpoint.best`` of its own iterations)."""
+    out = []
+    for row in standings.standings(goal):
+        best = checkpoint.best(goal.model_copy(update={"history": row.iterations}))
+        if best is not None:
+            out.append(AttemptBest(attempt=row.attempt, iteration=best.number, passing=standings.passing(best),
+                                   conditions=len(best.conditions),
+                                   restore=checkpoint.restore_command(goal.goal_id, best.number)))
+    return out
+
+
+def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:
+    items = [i for i in store.iter_all(TriageItem) if show_all or i.status == "open"]
+    return sorted(items, key=lambda i: i.created_at, reverse=True)
+
+
+def _require_open(item: TriageItem) -> TriageItem:
+    if item.status != "open":
+        goal = f" (its goal {item.goal_id} was re-opened: `goal status {item.goal_id}`)" if item.goal_id else ""
+        raise IllegalTransition(f"triage item {item.triage_id} is already {item.status}{goal}; nothing is left to do "
+                                f"with it; `goal triage list --all` shows it")
+    return item
+
+
+def dismiss(store: Store, triage_id: str, keep_checkpoints: bool = False) -> TriageItem:
+    """Dismiss an open item; its goal's checkpoint refs go too, unless kept."""
+    def change(item: TriageItem) -> TriageItem:
+        _require_open(item).status = "dismissed"  # checked under the item's lock (errors.py)
+        return item
+
+    item = store.update(TriageItem, triage_id, change)
+    if item.goal_id and not keep_checkpoints:
+        checkpoint.drop(item.goal_id, item.project_root)
+    return item
+
+
+def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None = None) -> Goal:
+    """Re-open the item's goal (budget flags set its new limits), or make a new goal from an item that
+    has none, its conditions the failing checks."""
+    now = now or datetime.now(UTC)
+    item = _require_open(store.load(TriageItem, triage_id))
+    if item.goal_id:
+        goal = moves.resume(store, item.goal_id, raise_budget=raise_budget, now=now, via="goal triage act")
+    else:
+        # With the item's fingerprint on it, the next heartbeat finds this goal working on the failure.
+        mark = HeartbeatMark(fingerprint=item.fingerprint, count=item.count,
+                             last_seen=item.last_seen or now_iso(now)) if item.fingerprint else None
+        spec = specs.GoalSpec(objective=item.objective, project=Path(item.project_root), source="triage",
+                              heartbeat=mark, **{k: v for k, v in raise_budget.items() if v is not None})
+        for c in item.failing_conditions:
+            spec.add_condition(c.type, c.command)
+        goal = creation.new_goal(store, spec, now)
+    store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "acted"))
+    return goal

@@ -1,0 +1,367 @@
+"""The integrity guard: a goal is done only against the checks it started with.
+
+When a goal is made, ``record`` keeps the check-defining files (tests, runner configs, the scripts
+the conditions run, ``--protect`` matches) with their content under the home, and the test census of
+a first run. At every iteration ``inspect`` compares the tree and the census with that start; when
+every condition passes it also re-runs the conditions in a scratch copy of the tree in which the
+baseline files are restored and the check-sensitive files the maker added are removed (SWE-bench's
+grader resets the test files the same way). Its issues keep a green run from converging whatever
+the judge says; a goal made with ``tests_may_change`` shows them without enforcing them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import Field
+
+from ..checks import conditions
+from ..errors import GoalConvergenceError
+from ..models import (
+    Baseline,
+    Census,
+    ConditionEvidence,
+    Goal,
+    Integrity,
+    IntegrityIssue,
+    Iteration,
+    Model,
+    PristineRun,
+    StoppingCondition,
+    TestOutcome,
+)
+from ..storage.store import write_atomic
+from ..vcs import tree
+from . import protect
+from .scratch import LEFT_OUT, copy_tree
+
+MAX_FILES = 20_000
+MAX_FILE_BYTES = 1 << 20
+MAX_KEPT_BYTES = 64 << 20
+MAX_LISTED = 50
+MAX_ISSUES = 20
+RAN: tuple[TestOutcome, ...] = ("passed", "failed", "xpassed")
+
+
+class Manifest(Model):
+    """The part of the baseline that stays out of the goal file: every path with its start hash, the
+    check-sensitive files there were, the start census's test ids, and the goal's contract."""
+
+    files: dict[str, str | None] = Field(default_factory=dict)
+    kept: list[str] = Field(default_factory=list)
+    sensitive: list[str] = Field(default_factory=list)
+    outcomes: list[dict[str, str] | None] = Field(default_factory=list)
+    contract: str = ""
+
+
+def _folder(home: Path) -> Path:
+    path = Path(home) / "baselines"
+    (path / "blobs").mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def contract(goal: Goal) -> str:
+    """A hash of what the goal holds the maker to; an edit of the goal file behind our back changes it."""
+    doc = {"objective": goal.objective, "conditions": [c.dump() for c in goal.stopping_conditions],
+           "testsMayChange": goal.tests_may_change, "protect": goal.protect}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
+           patterns: list[str]) -> tuple[Manifest, Baseline]:
+    """Keep the check-defining files of ``root`` as they are now (content under the home)."""
+    files = tree.list_files(root)
+    protect.check_patterns(root, files, patterns)
+    defining = protect.check_defining(root, files, conds, patterns)
+    sensitive = protect.sensitive(files + _ignored_files(root), patterns)
+    notes = []
+    if len(defining) > MAX_FILES:
+        notes.append(f"{len(defining) - MAX_FILES} check-defining files past the first {MAX_FILES} are not "
+                     f"watched; narrow the goal to a part of the project")
+        defining = defining[:MAX_FILES]
+    blobs = _folder(home) / "blobs"
+    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive), 0, []
+    for rel in defining:
+        path = root / rel
+        if path.is_symlink() or not path.is_file():
+            manifest.files[rel] = tree.file_hash(root, rel)  # a link or a submodule: its hash, no content
+            continue
+        try:
+            small = path.stat().st_size <= min(MAX_FILE_BYTES, MAX_KEPT_BYTES - kept_bytes)
+            data = path.read_bytes() if small else None
+        except OSError:
+            data = None
+        if data is None:
+            manifest.files[rel] = tree.file_hash(root, rel)
+            unkept.append(rel)
+            continue
+        # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
+        digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
+        if not (blobs / digest).exists():
+            write_atomic(blobs / digest, data)
+        manifest.kept.append(rel)
+        kept_bytes += len(data)
+    if unkept:
+        notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "
+                     f"{MAX_KEPT_BYTES >> 20} MiB in all) are watched but cannot be restored")
+    return manifest, Baseline(files=len(defining), kept_bytes=kept_bytes, unkept=unkept[:MAX_LISTED],
+                              note="; ".join(notes))
+
+
+def save(home: Path, goal: Goal, manifest: Manifest, start: list[ConditionEvidence]) -> Goal:
+    """Add the start run's census to the baseline and write the manifest beside the goal."""
+    assert goal.baseline is not None
+    censuses = [e.census for e in start]
+    manifest.outcomes = [dict(c.outcomes) if c is not None and c.ids else None for c in censuses]
+    goal.baseline.census = censuses
+    manifest.contract = contract(goal)
+    path = _folder(home) / f"{goal.goal_id}.json"
+    write_atomic(path, json.dumps(manifest.dump(), separators=(",", ":")).encode())
+    return goal
+
+
+def load(home: Path, goal_id: str) -> Manifest | None:
+    try:
+        return Manifest.model_validate_json((Path(home) / "baselines" / f"{goal_id}.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+# ---- every iteration -----------------------------------------------------------------------------
+
+
+def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int, *,
+            green: bool) -> Integrity | None:
+    """What changed in the checks since the goal began, and whether that keeps this run from converging.
+
+    The pristine re-run happens only when ``green`` and only when a check-defining file changed or a
+    check-sensitive one was added (otherwise the live run was already the pristine one)."""
+    if goal.baseline is None:
+        return None
+    root = Path(goal.project_root)
+    manifest = load(home, goal.goal_id)
+    if manifest is None:
+        return Integrity(enforced=not goal.tests_may_change, issues=[IntegrityIssue(
+            kind="pristine-unavailable", subject="baseline",
+            detail="the goal's baseline is missing from the home folder, so its checks cannot be verified; "
+                   "abandon the goal and start it again")])
+    files = tree.list_files(root) + _ignored_files(root)
+    changed, deleted = [], []
+    for rel, digest in manifest.files.items():
+        now = tree.file_hash(root, rel)
+        if now is None and digest is not None:
+            deleted.append(rel)
+        elif now != digest:
+            changed.append(rel)
+    known = set(manifest.sensitive) | set(manifest.files)
+    added = [f for f in protect.sensitive(files, goal.protect) if f not in known]
+    issues = []
+    if manifest.contract and manifest.contract != contract(goal):
+        issues.append(IntegrityIssue(kind="goal-edited", subject="goal file",
+                                     detail="the goal's objective, conditions or guard settings were edited "
+                                            "outside goal-convergence since it was made"))
+    issues += _census_issues(goal, manifest, found)
+    report = Integrity(enforced=not goal.tests_may_change, changed=_listed(changed), deleted=_listed(deleted),
+                       added=_listed(added), census=[e.census for e in found])
+    if not green:
+        report.pristine_note = "the pristine re-run waits until every condition passes"
+    elif not (changed or deleted or added):
+        report.pristine_note = "not needed: no check-defining file changed and none was added"
+    elif issues and not goal.tests_may_change:
+        report.pristine_note = "not run: the test census already refuses this run"
+    else:
+        pristine, more = _pristine(home, goal, manifest, set(added), changed + deleted)
+        report.pristine = pristine
+        issues += more
+    unique = list({(i.kind, i.subject, i.condition): i for i in issues}.values())
+    report.issues = _since(unique, goal.history, number)[:MAX_ISSUES]
+    return report
+
+
+def _ignored_files(root: Path) -> list[str]:
+    """Files git ignores, outside caches and build output: a compiled module or a conftest.py planted
+    there would change what the checks run as much as a tracked one."""
+    return [rel for rel in tree.ignored_entries(root) or []
+            if LEFT_OUT.isdisjoint(rel.split("/")) and (root / rel).is_file()]
+
+
+def _listed(paths: list[str]) -> list[str]:
+    return paths[:MAX_LISTED] + ([f"... and {len(paths) - MAX_LISTED} more"] if len(paths) > MAX_LISTED else [])
+
+
+def _since(issues: list[IntegrityIssue], history: list[Iteration], number: int) -> list[IntegrityIssue]:
+    """Date each issue from the first iteration of the unbroken run of iterations that had it."""
+    for issue in issues:
+        issue.since = number
+        for it in reversed(history):
+            same = it.integrity is not None and any((i.kind, i.subject, i.condition) ==
+                                                    (issue.kind, issue.subject, issue.condition)
+                                                    for i in it.integrity.issues)
+            if not same:
+                break
+            issue.since = it.number
+    return issues
+
+
+def _census_issues(goal: Goal, manifest: Manifest, found: list[ConditionEvidence],
+                   where: str = "") -> list[IntegrityIssue]:
+    assert goal.baseline is not None
+    issues = []
+    for ev in found:
+        if ev.index >= len(goal.baseline.census) or goal.baseline.census[ev.index] is None:
+            continue  # no census at the start (an unknown runner): nothing to hold this run to
+        start = goal.baseline.census[ev.index]
+        assert start is not None
+        ids = manifest.outcomes[ev.index] if ev.index < len(manifest.outcomes) else None
+        issues += compare(ev.index, goal.stopping_conditions[ev.index].command, start, ids or {}, ev.census, where)
+    return issues
+
+
+def compare(index: int, command: str, start: Census, start_ids: dict[str, str], now: Census | None,
+            where: str = "") -> list[IntegrityIssue]:
+    """What a run's census lost against the start: tests gone, skipped, xfailed, deselected, or fewer run."""
+    def issue(kind: str, subject: str, detail: str) -> IntegrityIssue:
+        return IntegrityIssue(kind=kind, subject=subject, detail=detail + where, condition=index)  # type: ignore[arg-type]
+
+    if now is None or (start.ids and not now.ids):
+        return [issue("census-lost", command,
+                      f"`{command}` reported its tests at the start ({_count(start)}) and no longer does: "
+                      f"is the test runner itself replaced or bypassed?")]
+    found: list[IntegrityIssue] = []
+    if start.ids and now.ids:  # by name: a new test that is skipped or deselected is no loss
+        for test, before in start_ids.items():
+            if before not in RAN:
+                continue
+            after = now.outcomes.get(test)
+            if after is None:
+                found.append(issue("test-gone", test, f"{test} ran at the start and is gone now (deleted, renamed "
+                                                      f"or deselected)"))
+            elif after == "skipped":
+                found.append(issue("test-skipped", test, f"{test} ran at the start and is skipped now"))
+            elif after in ("xfailed", "xpassed") and before != "xpassed":
+                found.append(issue("test-xfailed", test, f"{test} ran at the start and is marked as an expected "
+                                                        f"failure now"))
+        return found
+    for kind, field, what in (("test-deselected", "deselected", "deselected"), ("test-skipped", "skipped", "skipped"),
+                              ("test-xfailed", "xfailed", "marked as expected failures")):
+        before, after = getattr(start, field) or 0, getattr(now, field)
+        if after is not None and after > before:
+            found.append(issue(kind, command, f"`{command}`: {after} tests are {what}, {before} at the start"))
+    if start.ran is not None and now.ran is not None and now.ran < start.ran:
+        found.append(issue("fewer-tests", command, f"`{command}`: {now.ran} tests ran, {start.ran} at the start"))
+    return found
+
+
+def _count(census: Census) -> str:
+    return f"{census.ran} tests ran" if census.ran is not None else f"{census.ids} test ids"
+
+
+# ---- the pristine re-run ------------------------------------------------------------------------
+
+
+def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str],
+              touched: list[str]) -> tuple[PristineRun | None, list[IntegrityIssue]]:
+    """Run the conditions with the original tests and check files (strict). A condition that fails
+    there although every original test passed (a coverage bar, say) runs once more with the original
+    check files but the maker's tests (lenient): new tests may raise coverage, not lower a bar."""
+    started = time.monotonic()
+    try:
+        found, restored, unrestorable = _run_copy(home, goal, manifest, added, touched,
+                                                  range(len(goal.stopping_conditions)))
+        again = [e.index for e in found if not e.passed and _tests_clean(e)]
+        if again:
+            lenient, _, _ = _run_copy(home, goal, manifest, {a for a in added if not protect.is_plain_test(a)},
+                                      [rel for rel in touched if not protect.is_plain_test(rel)], again)
+            passed = {e.index: e for e in lenient if e.passed}
+            found = [passed.get(e.index, e) for e in found]
+    except (GoalConvergenceError, OSError) as exc:
+        return None, [IntegrityIssue(kind="pristine-unavailable", subject="scratch copy", detail=str(exc))]
+    failures = [f"[{e.index}] `{e.command}`: {e.first_failure}" for e in found if not e.passed]
+    run = PristineRun(passed=not failures, duration_seconds=round(time.monotonic() - started, 3),
+                      restored=_listed(sorted(restored)), removed=_listed(sorted(added)),
+                      failures=failures[:MAX_LISTED], census=[e.census for e in found])
+    what = _what_was_reset(restored, added)
+    issues = [IntegrityIssue(kind="pristine-failed", subject=e.command, condition=e.index,
+                             detail=f"in a copy of the tree {what}, `{e.command}` fails: {e.first_failure}")
+              for e in found if not e.passed]
+    issues += [IntegrityIssue(kind="pristine-unavailable", subject=rel,
+                              detail=f"{rel} changed and its start content was not kept (over the size limit, "
+                                     f"or removed from the home), so it cannot be restored: revert it yourself")
+               for rel in unrestorable]
+    issues += _census_issues(goal, manifest, found, where=" (in the pristine copy)")
+    return run, issues
+
+
+def _tests_clean(ev: ConditionEvidence) -> bool:
+    """Every test the run reported passed: what failed is something else (a coverage bar, a linter)."""
+    return ev.census is not None and ev.census.failed == 0 and bool(ev.census.ran or ev.census.ids)
+
+
+def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], restore: list[str],
+              indexes: Iterable[int]) -> tuple[list[ConditionEvidence], list[str], list[str]]:
+    root = Path(goal.project_root)
+    with scratch_copy(home, root, manifest, remove, restore) as (copy, restored, unrestorable):
+        conds = [c.model_copy(update={"command": c.command.replace(str(root), str(copy))})
+                 for c in goal.stopping_conditions]
+        # Build output of its own, kept between this goal's pristine runs: a cargo target shared with
+        # the work tree would hand each side the other's test binaries (cargo trusts file times, and
+        # the copy keeps them).
+        target = Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}"
+        env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
+        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env)
+    for ev in found:
+        ev.command = goal.stopping_conditions[ev.index].command
+    return found, restored, unrestorable
+
+
+def _what_was_reset(restored: list[str], added: set[str]) -> str:
+    """``with the original tests/a.py and without conftest.py``: what the pristine copy put back."""
+    def some(paths: list[str]) -> str:
+        return ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
+
+    parts = ([f"with the original {some(sorted(restored))}"] if restored else []) + (
+        [f"without {some(sorted(added))}"] if added else [])
+    return " and ".join(parts) or "as the goal began"
+
+
+@contextlib.contextmanager
+def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
+                 restore: list[str]) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """A throw-away copy of the work tree with the ``restore`` baseline files as they began and
+    ``remove`` left out.
+
+    Yields (copy root, files restored, files that could not be restored). The user's tree is only
+    read. Ignored dependency folders are linked; caches and build output are left out."""
+    scratch = Path(tempfile.mkdtemp(prefix="goal-pristine-"))
+    copy = scratch / (root.name or "project")
+    try:
+        copy_tree(root, copy, remove)
+        restored, unrestorable = [], []
+        blobs = Path(home) / "baselines" / "blobs"
+        kept = set(manifest.kept)
+        for rel in restore:
+            digest = manifest.files.get(rel)
+            if digest is None:
+                continue
+            if rel not in kept or not (blobs / digest).is_file():
+                unrestorable.append(rel)
+                continue
+            target = copy / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.is_symlink():
+                target.unlink()
+            shutil.copyfile(blobs / digest, target)
+            restored.append(rel)
+        yield copy, restored, unrestorable
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,198 @@
+"""Which files define a goal's checks, and which new files could change what the checks do.
+
+A maker that cannot make a check pass may weaken the check instead: delete or skip a test, lower a
+threshold, edit the script a condition runs, or add a file the runner picks up by itself (a
+``conftest.py``, a ``pytest.py`` that shadows the runner, a ``*.pth``). The integrity guard keeps the
+*check-defining* files as the goal began and, in its pristine copy, restores them and removes the
+*check-sensitive* files the maker added.
+
+``--protect`` patterns add files of the user's choosing. They are matched from the project root,
+like a .gitignore pattern that starts with ``/``: ``*`` and ``?`` stay within one folder, ``**``
+crosses folders, and a pattern that names a folder covers everything under it. So ``tests/**`` (or
+``tests``) is every file under tests/, ``*.py`` only the root's .py files, ``**/*.py`` every one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import InvalidInput
+from ..models import StoppingCondition
+
+# Runner and tool configs: one edited line in them can switch off a whole suite or lower a bar.
+CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml",
+                "setup.cfg", "tox.ini", "noxfile.py", ".coveragerc", "package.json", "jest.config.*",
+                "vitest.config.*", "vitest.workspace.*", "vite.config.*", "babel.config.*", ".babelrc*",
+                ".mocharc*", "karma.conf.*", "playwright.config.*", ".eslintrc*", "eslint.config.*",
+                "ruff.toml", ".ruff.toml", ".flake8", "mypy.ini", ".mypy.ini", "Cargo.toml", "go.mod",
+                "Makefile", "makefile", "GNUmakefile", "justfile")
+# Picked up by Python itself, wherever they are found on the path; a compiled module (or a sourceless
+# .pyc) beside a .py file is imported instead of it, and no reviewer reads its bytes.
+PYTHON_HOOKS = ("sitecustomize.py", "usercustomize.py", "*.pth", "*.so", "*.pyd", "*.pyc")
+# Snapshots and golden files too: regenerating them from buggy output is a way to weaken a test.
+TEST_NAMES = ("test_*.py", "*_test.py", "*_test.go", "*.test.[jt]s", "*.test.[jt]sx", "*.test.[cm][jt]s",
+              "*.spec.[jt]s", "*.spec.[jt]sx", "*.spec.[cm][jt]s", "*.snap", "*.ambr")
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "testdata", "__snapshots__"})
+# Folders a Python test run imports top-level modules from: the root (``python -m``), src/ layouts.
+IMPORT_ROOTS = ("", "src/")
+# Test runners and their plugins: a module of the same name at an import root replaces the runner.
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "unittest", "nose", "nose2", "hypothesis",
+                            "coverage", "pytest_cov", "xdist", "doctest", "tox", "nox"})
+
+
+def _fnmatch_regex(patterns: Iterable[str]) -> re.Pattern[str]:
+    """One regex for shell name patterns that match a file's name, in any folder."""
+    return re.compile("|".join(_glob_body(p, slash=False) for p in patterns))
+
+
+def _glob_body(pattern: str, *, slash: bool) -> str:
+    """A glob as a regex body: ``*`` and ``?`` never match ``/``; with ``slash``, ``**`` does."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if slash and pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if slash and pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1:end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body.replace("\\", "\\\\")) + "]")
+            i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+_CONFIG = _fnmatch_regex(CONFIG_NAMES)
+_SOURCES = _fnmatch_regex(("*.py", "*.pyi", "*.[cm][jt]s", "*.[jt]s", "*.[jt]sx", "*.go", "*.rs", "*.c", "*.h",
+                           "*.cc", "*.cpp", "*.hpp", "*.java", "*.kt", "*.rb", "*.swift", "*.cs"))
+_HOOKS = _fnmatch_regex(PYTHON_HOOKS)
+_TESTS = _fnmatch_regex(TEST_NAMES)
+
+
+def pattern_regex(pattern: str) -> re.Pattern[str]:
+    """A --protect pattern as a regex over paths relative to the root (see the module docstring)."""
+    body = pattern.strip().removeprefix("./").lstrip("/").rstrip("/")
+    if not body:
+        raise InvalidInput(f"--protect {pattern!r} names no file; give a pattern such as 'tests/**' or 'conftest.py'")
+    return re.compile(f"(?:{_glob_body(body, slash=True)})(?:/.*)?", re.S)
+
+
+def protected_by(files: Iterable[str], patterns: list[str]) -> list[str]:
+    """The files that any of ``patterns`` covers."""
+    if not patterns:
+        return []
+    regexes = [pattern_regex(p) for p in patterns]
+    return [f for f in files if any(r.fullmatch(f) for r in regexes)]
+
+
+def check_patterns(root: Path, files: list[str], patterns: list[str]) -> None:
+    """Refuse a --protect pattern that covers no file: it would protect nothing, silently."""
+    for pattern in patterns:
+        if not protected_by(files, [pattern]):
+            raise InvalidInput(
+                f"--protect {pattern!r} matches no file in {root}. Patterns start at the project root: "
+                f"'tests/**' (or 'tests') is every file under tests/, '*.py' only the .py files at the root, "
+                f"'**/*.py' every .py file; fix the pattern or leave it out")
+
+
+def _name(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1]
+
+
+def is_test_file(rel: str) -> bool:
+    parts = rel.split("/")
+    return bool(_TESTS.fullmatch(parts[-1])) or not TEST_DIRS.isdisjoint(parts[:-1])
+
+
+def is_plain_test(rel: str) -> bool:
+    """A test file that changes which tests run, not how they run: no config, hook or shadow module."""
+    return is_test_file(rel) and not is_config(rel) and not _HOOKS.fullmatch(_name(rel)) and not shadows(rel)
+
+
+def is_config(rel: str) -> bool:
+    return bool(_CONFIG.fullmatch(_name(rel))) or rel.startswith(".cargo/config")
+
+
+@lru_cache(maxsize=1)
+def shadowed_names() -> frozenset[str]:
+    """Module names a file at an import root must not take: the standard library, the test runners,
+    and every top-level module installed where this Python looks."""
+    from importlib.metadata import packages_distributions
+
+    try:
+        installed = set(packages_distributions())
+    except Exception:  # a broken distribution's metadata must not stop a check
+        installed = set()
+    return frozenset(sys.stdlib_module_names) | RUNNER_MODULES | installed
+
+
+def shadows(rel: str) -> bool:
+    """A module or package at an import root (or beside the tests) named like one it would replace."""
+    parts = rel.split("/")
+    if parts[-1] == "__init__.py" and len(parts) >= 2:
+        folder, module = "/".join(parts[:-2]), parts[-2]
+    elif parts[-1].endswith(".py"):
+        folder, module = "/".join(parts[:-1]), parts[-1][:-3]
+    else:
+        return False
+    folder = folder + "/" if folder else ""
+    beside_tests = bool(folder) and folder.rstrip("/").rsplit("/", 1)[-1] in TEST_DIRS
+    return (folder in IMPORT_ROOTS or beside_tests) and module in shadowed_names()
+
+
+def check_defining(root: Path, files: list[str], conditions: Iterable[StoppingCondition],
+                   patterns: list[str]) -> list[str]:
+    """The files that define the checks, most telling first: files the condition commands name, the
+    --protect matches, runner configs and Python hooks, then the tests."""
+    ranked: dict[str, None] = {}
+    for cond in conditions:
+        named = named_files(root, cond.command)
+        if cond.type in ("lint_clean", "build_pass"):  # the sources a linter or a build reads are the product
+            named = [rel for rel in named if not _SOURCES.fullmatch(_name(rel)) or is_test_file(rel)]
+        ranked.update(dict.fromkeys(named))
+    ranked.update(dict.fromkeys(protected_by(files, patterns)))
+    ranked.update(dict.fromkeys(f for f in files if is_config(f) or _HOOKS.fullmatch(_name(f)) or shadows(f)))
+    ranked.update(dict.fromkeys(f for f in files if is_test_file(f)))
+    return list(ranked)
+
+
+def sensitive(files: Iterable[str], patterns: list[str]) -> list[str]:
+    """The files that would change what the checks do if the maker had added them."""
+    regexes = [pattern_regex(p) for p in patterns]
+    return [f for f in files if is_config(f) or _HOOKS.fullmatch(_name(f)) or is_test_file(f) or shadows(f)
+            or any(r.fullmatch(f) for r in regexes)]
+
+
+def named_files(root: Path, command: str) -> list[str]:
+    """The project files a command line names (a script, a config passed with -c, a Makefile)."""
+    found = []
+    for word in _words(command):
+        for part in word.split("=", 1)[-1:] if word.startswith("-") else [word]:
+            rel = os.path.normpath(part).replace(os.sep, "/")
+            if rel and not rel.startswith("../") and not os.path.isabs(rel) and (root / rel).is_file():
+                found.append(rel)
+    return found
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:  # unbalanced quotes: the shell would refuse it too; take what is there
+        return command.split()

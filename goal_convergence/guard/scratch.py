@@ -1,0 +1,73 @@
+"""A copy of the work tree to run checks in, leaving the user's tree alone: tracked and untracked
+files are copied, ignored dependency folders linked, caches and build output left out."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..errors import GoalConvergenceError
+from ..storage import config
+from ..vcs import tree
+
+# Ignored folders the copy links to instead of copying: installed dependencies.
+LINKED = frozenset({"node_modules", ".venv", "venv", "env", ".tox", ".nox"})
+# Ignored caches and build output the copy leaves out: stale bytecode, results or test binaries must
+# not stand in for a fresh run.
+LEFT_OUT = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+                      "htmlcov", ".coverage", "target", "build", "dist", ".next", ".turbo", ".parcel-cache"})
+
+
+def copy_tree(root: Path, copy: Path, remove: set[str]) -> None:
+    """Copy the work tree at ``root`` to ``copy`` without the files in ``remove``; refuse past the
+    size limit (GOAL_CONVERGENCE_PRISTINE_MAX_MB)."""
+    copier = _Copier(root, copy, config.env_settings().pristine_max_mb << 20, remove)
+    for rel in tree.list_files(root):
+        if rel not in remove:
+            copier.file(rel)
+    ignored = tree.ignored_entries(root)
+    for rel in ignored if ignored is not None else sorted(LINKED):
+        copier.ignored(rel)
+
+
+class _Copier:
+    def __init__(self, root: Path, copy: Path, limit: int, remove: set[str]) -> None:
+        self.root, self.copy, self.limit, self.remove, self.size = root, copy, limit, remove, 0
+
+    def file(self, rel: str) -> None:
+        src, dst = self.root / rel, self.copy / rel
+        if src.is_dir() and not src.is_symlink():  # a submodule: its own repository, read as it is
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src, target_is_directory=True)
+            return
+        if not src.is_symlink() and not src.is_file():
+            return  # deleted since it was listed
+        self.size += src.lstat().st_size
+        if self.size > self.limit:
+            raise GoalConvergenceError(
+                f"the pristine copy of {self.root} would be over {self.limit >> 20} MB; set "
+                f"GOAL_CONVERGENCE_PRISTINE_MAX_MB higher, or move large files out of the project")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+    def ignored(self, rel: str) -> None:
+        """An entry git ignores: dependencies are linked, caches, build output and the files to
+        remove left out, the rest (a generated _version.py, an extension built in place) copied."""
+        src, dst = self.root / rel, self.copy / rel
+        parts = rel.split("/")
+        if not LEFT_OUT.isdisjoint(parts) or not (src.exists() or src.is_symlink()) or dst.exists():
+            return
+        if parts[-1] in LINKED and src.is_dir():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src.resolve(), target_is_directory=True)
+        elif src.is_dir() and not src.is_symlink():
+            for folder, dirs, names in os.walk(src):
+                base = os.path.relpath(folder, self.root).replace(os.sep, "/")
+                for d in [d for d in dirs if d in LINKED]:
+                    self.ignored(f"{base}/{d}")
+                dirs[:] = [d for d in dirs if d not in LEFT_OUT and d not in LINKED]
+                for name in names:
+                    self.ignored(f"{base}/{name}")
+        elif rel not in self.remove:
+            self.file(rel)

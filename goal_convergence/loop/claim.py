@@ -1,0 +1,171 @@
+"""One runner a goal: the claim `goal run` holds on its goal, the heartbeat that keeps it fresh, and
+the record of its children's process groups that lets a later run reap what a killed one left.
+
+The claim (``Goal.runner``: pid, host, start time, since, last seen) is taken and dropped under the
+goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose
+process is gone (on this host: its pid with its start time; elsewhere: no heartbeat for
+``budget.STALE_SECONDS``) is taken over, its clock charged up to its last sign of life only.
+The groups live in a side file, ``runs/GOAL-ID.children.json`` next to the goals, written at each child's
+start and end (a goal write per child would cost far more).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import GoalConvergenceError, RunnerBusy
+from ..models import ChildGroup, Goal, RunChildren, Runner, now_iso, parse_iso
+from ..rules import budget
+from ..storage.store import Store, write_atomic
+from ..system import orphans, process
+from ..system.log import log_error
+from . import engine
+
+RUNS = "runs"
+
+
+def _mine(runner: Runner | None) -> bool:
+    return runner is not None and (runner.pid, runner.host, runner.started) == orphans.me()
+
+
+def _alive(runner: Runner, now: datetime) -> bool:
+    if runner.host == orphans.host():
+        return orphans.alive(runner.pid, runner.started)
+    return now - parse_iso(runner.seen_at) <= timedelta(seconds=budget.STALE_SECONDS)
+
+
+def live_runner(goal: Goal, now: datetime) -> Runner | None:
+    """The `goal run` of another process that works ``goal`` now, if there is one."""
+    old = goal.runner
+    return old if old is not None and not _mine(old) and _alive(old, now) else None
+
+
+def take(store: Store, goal_id: str, now: datetime) -> Goal:
+    """Claim the goal for this process and start its clock; reap what dead runs left first.
+    Raises RunnerBusy when another live `goal run` holds it."""
+    reap(store)
+    pid, host, started = orphans.me()
+
+    def change(goal: Goal) -> Goal:
+        old = goal.runner
+        if live_runner(goal, now):
+            raise RunnerBusy(
+                f"goal {goal.goal_id} is already being run by `goal run` (pid {old.pid} on {old.host}, since "
+                f"{old.since}); wait for it to end, or stop it first (`goal pause {goal.goal_id}`, or kill "
+                f"{old.pid}), then run again")
+        if old is not None and not _mine(old):
+            # Killed: its clock ran up to its last sign of life, not to now.
+            budget.accrue(goal, min(now, parse_iso(old.seen_at)))
+            goal.active_since = None
+        engine.repair_pending(goal)
+        goal.runner = Runner(pid=pid, host=host, started=started, since=now_iso(now), seen_at=now_iso(now))
+        budget.accrue(goal, now)
+        if goal.state == "active":
+            goal.active_since = goal.active_since or now_iso(now)
+        return goal
+
+    return store.update(Goal, goal_id, change)
+
+
+def release(store: Store, goal_id: str, now: datetime) -> Goal:
+    """Charge and stop the clock, and drop the claim if it is still ours."""
+    def change(goal: Goal) -> Goal:
+        budget.accrue(goal, now)
+        goal.active_since = None
+        if _mine(goal.runner):
+            goal.runner = None
+        return goal
+
+    goal = store.update(Goal, goal_id, change)
+    path = _runs_path(store, goal_id)
+    with store.lock(path):
+        record = _read(path)
+        if record is not None and _mine_record(record):
+            path.unlink()
+    return goal
+
+
+@contextmanager
+def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
+    """While the runner works: refresh its claim every ``budget.HEARTBEAT_SECONDS`` (charging the
+    clock as it goes), and record the groups of its live children."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(budget.HEARTBEAT_SECONDS):
+            try:
+                store.update(Goal, goal_id, lambda g: budget.accrue(g, clock()))
+            except GoalConvergenceError as exc:  # the run itself meets the same problem and reports it
+                log_error("heartbeat", f"{goal_id}: {exc}")
+
+    thread = threading.Thread(target=beat, name=f"claim {goal_id}", daemon=True)
+    thread.start()
+    try:
+        with orphans.watchdog() as dog, process.watching(dog), process.watching(_recorder(store, goal_id)):
+            yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+# ---- the children's groups ------------------------------------------------------------------------
+
+def _runs_path(store: Store, goal_id: str) -> Path:
+    folder = store.root / RUNS
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Its own name, so its lock is not the goal's (store.lock names a lock after the file).
+    return folder / f"{store.path_for(Goal, goal_id).stem}.children.json"
+
+
+def _read(path: Path) -> RunChildren | None:
+    try:
+        return RunChildren.from_doc(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, ValidationError) as exc:  # half a record is no record: drop it
+        log_error("runs", f"{path}: dropped an unreadable record of child processes ({exc})")
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _mine_record(record: RunChildren) -> bool:
+    return (record.pid, record.host, record.started) == orphans.me()
+
+
+def _recorder(store: Store, goal_id: str) -> Callable[[process.Groups], None]:
+    path = _runs_path(store, goal_id)
+    pid, host, started = orphans.me()
+
+    def record(groups: process.Groups) -> None:
+        doc = RunChildren(pid=pid, host=host, started=started,
+                          groups=[ChildGroup(pgid=g, started=s) for g, s in groups])
+        try:
+            with store.lock(path):
+                write_atomic(path, json.dumps(doc.dump()).encode())
+        except (OSError, GoalConvergenceError) as exc:  # never what stops a child from running
+            log_error("runs", f"{path}: {exc}")
+
+    return record
+
+
+def reap(store: Store) -> list[int]:
+    """Kill what is left of the children of every dead `goal run` on this host; the group ids killed."""
+    folder = store.root / RUNS
+    killed: list[int] = []
+    for path in sorted(folder.glob("*.children.json")) if folder.is_dir() else ():
+        with store.lock(path):
+            record = _read(path)
+            if record is None or record.host != orphans.host() or _mine_record(record) \
+                    or orphans.alive(record.pid, record.started):
+                continue
+            killed += orphans.reap((g.pgid, g.started) for g in record.groups)
+            os.unlink(path)
+    return killed

@@ -1,0 +1,123 @@
+"""Makers for headless runs: `claude -p` (resumed session by session) or any shell command.
+
+In Claude Code the session itself is the maker and none of this runs; the Stop hook meters it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from ..errors import MakerError
+from ..models import Cost, Goal
+from ..models.print_result import PrintResult
+from ..report import render
+from ..rules import budget, plan
+from ..system import printmode, process
+from .engine import MakerReport
+
+SUMMARY_CHARS = 4000
+# `claude -p --output-format json` prints one JSON object, its result the session's last message: kept
+# whole up to this many bytes.
+_RESULT_BYTES = 16 << 20
+
+
+class Maker(Protocol):
+    name: str
+
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
+        """One turn of work on ``goal`` in its project root; ``cancel``, once set, ends it (its whole process
+        group) early: another attempt at the goal won (attempts.py)."""
+
+
+def first_prompt(goal: Goal) -> str:
+    tasks = render.open_task_lines(goal)
+    return "\n".join([
+        f"Your goal: {goal.objective}",
+        "",
+        "It is done only when these checks pass (they run on their own after you stop) and an independent "
+        "reviewer agrees:",
+        *render.condition_lines(goal),
+        "",
+        *([*tasks, ""] if tasks else []),
+        "Work until the goal is met, then stop. Do not weaken, skip or delete the checks or the tests.",
+    ])
+
+
+def hint_prompt(goal: Goal, hint: str) -> str:
+    tasks = "\n".join(render.open_task_lines(goal))
+    return (f"The goal is not met yet: {goal.objective}\n\nWhat the checks and the reviewer found:\n{hint}\n\n"
+            + (f"{tasks}\n\n" if tasks else "") + "Keep going.")
+
+
+@dataclass
+class CommandMaker:
+    """Any shell command. It gets the hint in GOAL_HINT, the goal file's path in GOAL_FILE and the open tasks of
+    the plan in GOAL_TASKS (one "t1 title" a line)."""
+
+    command: str
+    name: str = "command"
+
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
+        env = {**os.environ, "GOAL_HINT": hint, "GOAL_FILE": str(goal_file), "GOAL_ID": goal.goal_id,
+               "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1),
+               "GOAL_TASKS": "\n".join(f"{t.id} {t.title}" for t in plan.open_tasks(goal.tasks))}
+        result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env, cancel=cancel)
+        summary = result.tail
+        failed = result.timed_out or result.exit_code != 0
+        if failed:
+            summary = f"[maker exited {result.exit_code}{' (timed out)' if result.timed_out else ''}]\n{summary}"
+        return MakerReport(summary=summary[-SUMMARY_CHARS:], failed=failed)
+
+
+@dataclass
+class ClaudeMaker:
+    """Claude Code in print mode: the objective first, then `--resume` of the same session with each hint."""
+
+    model: str | None = None
+    name: str = "claude"
+
+    def command(self, goal: Goal, hint: str) -> list[str]:
+        binary = printmode.binary()
+        if not binary:
+            raise MakerError("the claude maker needs Claude Code: install it (npm install -g @anthropic-ai/claude-code) "
+                             "or set CLAUDE_BIN, or use --maker-cmd CMD")
+        session = goal.maker.session_id
+        prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
+        args = [binary, "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
+        if session:
+            args += ["--resume", session]
+        left = budget.dollars_left(goal)
+        if left is not None:  # a maker killed with us could not tell us what it spent: it may not pass this
+            args += ["--max-budget-usd", f"{max(0.0, left):.4f}"]
+        model = self.model or goal.maker.model
+        return args + (["--model", model] if model else [])
+
+    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
+        out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
+        done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
+                           env=printmode.detached_env(), cancel=cancel)
+        if done.cancelled:  # killed with its session's cost unknown: --max-budget-usd bounded what it could spend
+            return MakerReport(summary="[claude -p was stopped: the goal ended in another attempt]", failed=True)
+        if done.timed_out:
+            return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
+        try:
+            result = PrintResult.model_validate_json(bytes(out.head).strip() or b"{}")
+        except ValidationError:
+            tail = (err.last_text() if err.total else out.last_text()).strip()[-500:]
+            return MakerReport(summary=f"[claude -p exited {done.code} without a result: {tail}]", failed=True)
+        return MakerReport(
+            summary=(result.result or "")[-SUMMARY_CHARS:],
+            cost=Cost(dollars=result.total_cost_usd, tokens=result.tokens),
+            model=result.main_model,
+            failed=result.is_error or done.code != 0,
+            session_id=result.session_id,
+        )

@@ -1,0 +1,79 @@
+"""Bringing the goal index (index.py) up to date with the goal files, without the models.
+
+Only the goal files whose stamp changed since the index was written are read again, as JSON (a
+stale index at 10,000 goals must not cost 10,000 validations), each checked for the fields a
+summary takes (``index.check``); one that cannot give a summary is quarantined. `goal list`, the
+hooks (dispatch.py, when the fast path found the index stale) and the store all come through here.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptFile, GoalNotFound
+from . import files, index
+
+# A write's temp file lives for milliseconds; one this old was left by a killed writer.
+STALE_TEMP_SECONDS = 600
+Moved = list[tuple[Path, str]]  # quarantined files: where each is now, and why
+
+
+def summaries(root: Path, quarantined: Moved) -> list[dict[str, Any]]:
+    """Every goal's summary from an index brought up to date; the files quarantined on the way are
+    added to ``quarantined``."""
+    files.folder(root, "goals")
+    on_disk, temps = index.scan(root)
+    entries = index.cached(root)
+    stale = index.changed(entries, on_disk)
+    if not stale and entries.keys() == on_disk.keys():
+        if not index.sessions_dir(root).is_dir():
+            index.sync_bindings(root, entries)
+        return list(entries.values())
+    _remove_temps(root, temps)
+    entries = {gid: e for gid, e in entries.items() if gid in on_disk}
+    for gid in stale:
+        entries.pop(gid, None)
+        found = _summarise(root, gid, quarantined)
+        if found is not None:
+            entries[gid] = found
+    write(root, entries)
+    return list(entries.values())
+
+
+def write(root: Path, entries: dict[str, dict[str, Any]]) -> None:
+    """Write the whole index, then make the binding files say what it says."""
+    path = index.index_path(root)
+    with files.lock(root, path):
+        files.write_json(path, {"goals": entries})
+    index.sync_bindings(root, entries)
+
+
+def _summarise(root: Path, goal_id: str, quarantined: Moved) -> dict[str, Any] | None:
+    path = root / "goals" / f"{goal_id}.json"
+
+    def parse(text: str) -> dict[str, Any]:
+        doc = files.parse_document(path, text)
+        try:
+            index.check(doc, goal_id)
+        except ValueError as exc:
+            raise CorruptFile(f"{path} is not a valid Goal: {exc}") from None
+        return doc
+
+    try:
+        with files.lock(root, path):
+            return index.summary(files.read_as(root, path, parse, "goal"), index.file_stamp(path))
+    except CorruptFile as exc:
+        quarantined.append((exc.moved_to, exc.reason))  # type: ignore[arg-type]
+    except (GoalNotFound, FileNotFoundError):
+        pass  # removed since the folder was listed
+    return None
+
+
+def _remove_temps(root: Path, temps: list[tuple[str, int]]) -> None:
+    """Temp files of writes that were killed before their rename: nothing will ever read them."""
+    cutoff = time.time_ns() - STALE_TEMP_SECONDS * 10**9
+    for name, mtime in temps:
+        if mtime < cutoff:
+            (root / "goals" / name).unlink(missing_ok=True)
