@@ -7,25 +7,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from goal_convergence.models import (
-    Budget,
-    Census,
-    Checkpoint,
-    ConditionEvidence,
-    Cost,
-    Decision,
-    Goal,
-    Integrity,
-    IntegrityIssue,
-    Iteration,
-    OracleConfig,
-    Spent,
-    StoppingCondition,
-    Task,
-    TaskChanges,
-    Verdict,
-    now_iso,
-)
+from goal_convergence.models import (Budget, Census, Checkpoint, ConditionEvidence, Cost, Decision, Goal, Integrity,
+                                     IntegrityIssue, Iteration, OracleConfig, Spent, StoppingCondition, Task,
+                                     TaskChanges, Verdict, now_iso)
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 TESTS = 240

@@ -25,23 +25,8 @@ import os
 import click
 
 from ..errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
-from .commands import (
-    abandon,
-    check,
-    demo,
-    diff,
-    heartbeat,
-    list_goals,
-    new,
-    pause,
-    report,
-    resume,
-    rewind,
-    run,
-    status,
-    triage,
-    wave,
-)
+from .commands import (abandon, check, demo, diff, heartbeat, list_goals, new, pause, report, resume, rewind, run,
+                       status, triage, wave)
 
 # Each command imports what it needs when it runs: `goal list`, typed all day, must not pay for pydantic,
 # the models and the loop that the other commands load.

@@ -25,19 +25,8 @@ from pydantic import Field
 
 from ..checks import conditions
 from ..errors import GoalConvergenceError
-from ..models import (
-    Baseline,
-    Census,
-    ConditionEvidence,
-    Goal,
-    Integrity,
-    IntegrityIssue,
-    Iteration,
-    Model,
-    PristineRun,
-    StoppingCondition,
-    TestOutcome,
-)
+from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
+                      PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
 from ..vcs import tree
 from . import protect

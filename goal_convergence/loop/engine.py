@@ -19,19 +19,8 @@ from ..checks import conditions
 from ..errors import JUDGE_ERRORS, InvalidInput
 from ..goals import notify, triage
 from ..guard import integrity
-from ..models import (
-    ConditionEvidence,
-    Cost,
-    Decision,
-    Escalation,
-    Goal,
-    Integrity,
-    Iteration,
-    Pending,
-    Rerun,
-    Verdict,
-    now_iso,
-)
+from ..models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun,
+                      Verdict, now_iso)
 from ..rules import budget, lifecycle, plan
 from ..rules.decide import Evidence, decide
 from ..storage.store import Store

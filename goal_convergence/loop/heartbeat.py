@@ -29,17 +29,8 @@ from typing import Literal
 from ..checks import conditions, inference
 from ..errors import InvalidInput, OracleUnavailable, UsageError
 from ..goals import creation, lookup, specs, triage
-from ..models import (
-    ConditionEvidence,
-    FailingCondition,
-    Goal,
-    HeartbeatMark,
-    OracleConfig,
-    StoppingCondition,
-    TriageItem,
-    now_iso,
-    parse_iso,
-)
+from ..models import (ConditionEvidence, FailingCondition, Goal, HeartbeatMark, OracleConfig, StoppingCondition,
+                      TriageItem, now_iso, parse_iso)
 from ..report import render
 from ..storage import config
 from ..storage.config import HeartbeatConfig

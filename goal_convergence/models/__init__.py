@@ -1,43 +1,12 @@
 """The data shapes of goal-convergence, one module a concept; the names the rest of the code imports."""
 
 from ..system.index import GOAL_ID_RE
-from .base import (
-                   DURATION_PATTERN,
-                   EXIT_CODES,
-                   TRIAGE_ID_RE,
-                   Blocker,
-                   ConditionType,
-                   Model,
-                   StopReason,
-                   new_id,
-                   now_iso,
-                   parse_iso,
-)
+from .base import (DURATION_PATTERN, EXIT_CODES, TRIAGE_ID_RE, Blocker, ConditionType, Model, StopReason, new_id,
+                   now_iso, parse_iso)
 from .evidence import Baseline, Census, ConditionEvidence, Integrity, IntegrityIssue, PristineRun, Rerun, TestOutcome
-from .goal import (
-                   MAX_ATTEMPTS,
-                   Budget,
-                   Checkpoint,
-                   ChildGroup,
-                   Cost,
-                   Escalation,
-                   Goal,
-                   HeartbeatMark,
-                   Iteration,
-                   MakerConfig,
-                   OracleConfig,
-                   OracleProvider,
-                   Pending,
-                   ProtectedFile,
-                   RunChildren,
-                   Runner,
-                   SettingChange,
-                   SettingsChange,
-                   Spent,
-                   StoppingCondition,
-                   Task,
-                   check_threshold,
-)
+from .goal import (MAX_ATTEMPTS, Budget, Checkpoint, ChildGroup, Cost, Escalation, Goal, HeartbeatMark, Iteration,
+                   MakerConfig, OracleConfig, OracleProvider, Pending, ProtectedFile, RunChildren, Runner,
+                   SettingChange, SettingsChange, Spent, StoppingCondition, Task, check_threshold)
 from .triage import AttemptBest, BestCheckpoint, FailingCondition, TriageItem
 from .verdict import ConditionResult, Decision, TaskChanges, Unfixable, Verdict
 

@@ -7,19 +7,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from ..system.index import GOAL_ID_RE
-from .base import (
-    DURATION_PATTERN,
-    TRIAGE_ID_RE,
-    Blocker,
-    ConditionType,
-    Model,
-    NonNegFloat,
-    NonNegInt,
-    PosInt,
-    SchemaVersion,
-    StopReason,
-    Timestamp,
-)
+from .base import (DURATION_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat, NonNegInt, PosInt,
+                   SchemaVersion, StopReason, Timestamp)
 from .evidence import Baseline, ConditionEvidence, Integrity
 from .verdict import Decision, Verdict
 

@@ -17,16 +17,8 @@ from ..storage import cost as pricing
 from ..storage.config import env_settings
 from ..system.text import cut
 from .input import OracleInput
-from .prompt import (
-    MAX_OUTPUT_TOKENS,
-    MAX_TOOL_ROUNDS,
-    ROUND_RESULT_CHARS,
-    call_estimate,
-    repair_message,
-    system_prompt,
-    token_estimate,
-    user_message,
-)
+from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, call_estimate, repair_message,
+                     system_prompt, token_estimate, user_message)
 from .tools import MAX_RESULT_CHARS, Toolbox
 from .verdict import BadAnswer, JudgeError, Judgement, parse_verdict
 

@@ -13,15 +13,8 @@ from ..storage.config import env_settings
 from ..system import printmode, process
 from ..system.text import cut
 from .input import OracleInput
-from .prompt import (
-    MAX_TOOL_ROUNDS,
-    call_estimate,
-    cost_upper_bound,
-    schema_text,
-    system_prompt,
-    token_estimate,
-    user_message,
-)
+from .prompt import (MAX_TOOL_ROUNDS, call_estimate, cost_upper_bound, schema_text, system_prompt, token_estimate,
+                     user_message)
 from .tools import SECRET_GLOBS
 from .verdict import BadAnswer, JudgeError, Judgement, check_verdict, parse_verdict
 

@@ -11,14 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goal_convergence.checks import extract as extract_mod
-from goal_convergence.checks.extract import (
-    MAX_ID_LINES,
-    MAX_LINE_CHARS,
-    MAX_LINES,
-    PASS_FINGERPRINT,
-    FailureScanner,
-    fingerprint,
-)
+from goal_convergence.checks.extract import (MAX_ID_LINES, MAX_LINE_CHARS, MAX_LINES, PASS_FINGERPRINT, FailureScanner,
+                                             fingerprint)
 
 SAMPLES = Path(__file__).parents[1] / "samples"
 

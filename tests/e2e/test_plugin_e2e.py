@@ -12,17 +12,8 @@ import pytest
 from goal_convergence.goals import creation, specs
 from goal_convergence.models import Goal, TriageItem
 from goal_convergence.storage.store import Store
-from tests.e2e.harness import (
-    CALC_BUGGY,
-    ClaudeCode,
-    Conversation,
-    Script,
-    fix,
-    hook_outputs,
-    notices,
-    read,
-    two_bug_project,
-)
+from tests.e2e.harness import (CALC_BUGGY, ClaudeCode, Conversation, Script, fix, hook_outputs, notices, read,
+                               two_bug_project)
 from tests.fakeapi import text
 
 pytestmark = pytest.mark.e2e

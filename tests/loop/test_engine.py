@@ -11,16 +11,8 @@ import pytest
 from goal_convergence.errors import OracleError, OracleUnavailable, PriceUnknown
 from goal_convergence.goals import moves
 from goal_convergence.loop import claim, engine
-from goal_convergence.models import (
-    Budget,
-    ConditionEvidence,
-    Cost,
-    Goal,
-    Integrity,
-    IntegrityIssue,
-    TriageItem,
-    Verdict,
-)
+from goal_convergence.models import (Budget, ConditionEvidence, Cost, Goal, Integrity, IntegrityIssue, TriageItem,
+                                     Verdict)
 from tests.fakes import Clock, FakeOracle
 
 YES = Verdict(converged=True, reasons=["the objective is met"])

@@ -12,31 +12,13 @@ import pytest
 
 from goal_convergence.checks.extract import FailureScanner
 from goal_convergence.errors import InvalidInput, OracleError, OracleUnavailable, PriceUnknown
-from goal_convergence.models import (
-    Baseline,
-    Census,
-    ConditionEvidence,
-    Decision,
-    Goal,
-    Integrity,
-    IntegrityIssue,
-    Iteration,
-    OracleConfig,
-    StoppingCondition,
-    Verdict,
-    new_id,
-    now_iso,
-)
+from goal_convergence.models import (Baseline, Census, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue,
+                                     Iteration, OracleConfig, StoppingCondition, Verdict, new_id, now_iso)
 from goal_convergence.oracle import OracleInput, build_input, get_oracle
 from goal_convergence.oracle.claude_cli import ClaudeCliOracle
 from goal_convergence.oracle.input import BRACES, MAX_INPUT_TOKENS
-from goal_convergence.oracle.prompt import (
-    MAX_OUTPUT_TOKENS,
-    MAX_TOOL_ROUNDS,
-    cost_upper_bound,
-    token_estimate,
-    user_message,
-)
+from goal_convergence.oracle.prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, cost_upper_bound, token_estimate,
+                                            user_message)
 from goal_convergence.oracle.verdict import NO_REASON, JudgeError
 from goal_convergence.storage import cost
 from tests.conftest import git

@@ -9,19 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from goal_convergence.models import (
-    Baseline,
-    Budget,
-    Census,
-    ConditionEvidence,
-    Decision,
-    Escalation,
-    FailingCondition,
-    Iteration,
-    StoppingCondition,
-    TriageItem,
-    now_iso,
-)
+from goal_convergence.models import (Baseline, Budget, Census, ConditionEvidence, Decision, Escalation,
+                                     FailingCondition, Iteration, StoppingCondition, TriageItem, now_iso)
 from goal_convergence.report import render
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

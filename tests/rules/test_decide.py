@@ -7,19 +7,8 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence.models import (
-    Budget,
-    ConditionEvidence,
-    Decision,
-    Goal,
-    Iteration,
-    OracleConfig,
-    Spent,
-    StoppingCondition,
-    Unfixable,
-    Verdict,
-    now_iso,
-)
+from goal_convergence.models import (Budget, ConditionEvidence, Decision, Goal, Iteration, OracleConfig, Spent,
+                                     StoppingCondition, Unfixable, Verdict, now_iso)
 from goal_convergence.rules import budget
 from goal_convergence.rules.decide import JUDGE_ERROR_HINT, Evidence, classify_blocker, decide, no_progress
 

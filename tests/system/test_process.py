@@ -13,16 +13,8 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.errors import GoalConvergenceError
-from goal_convergence.system.process import (
-    HEAD_BYTES,
-    TAIL_BYTES,
-    Capture,
-    missing_command,
-    run,
-    run_command,
-    shell,
-    user_shell,
-)
+from goal_convergence.system.process import (HEAD_BYTES, TAIL_BYTES, Capture, missing_command, run, run_command, shell,
+                                             user_shell)
 from tests.checks.test_conditions import gone_by, wait_for_file
 
 PY = shlex.quote(sys.executable)

@@ -16,16 +16,8 @@ import pytest
 
 from goal_convergence.agents.claude_code import hooks, slash
 from goal_convergence.loop import engine
-from goal_convergence.models import (
-    Checkpoint,
-    ConditionEvidence,
-    Decision,
-    Goal,
-    Iteration,
-    Runner,
-    TriageItem,
-    now_iso,
-)
+from goal_convergence.models import (Checkpoint, ConditionEvidence, Decision, Goal, Iteration, Runner, TriageItem,
+                                     now_iso)
 from goal_convergence.storage.store import Store
 from goal_convergence.system import orphans
 from goal_convergence.vcs import checkpoint

@@ -28,13 +28,7 @@ import click
 
 from ...cli import output
 from ...cli.commands import abandon, check, pause, report, resume, status
-from ...cli.options import (
-    budget_options,
-    goal_options,
-    report_options,
-    session_option,
-    spec_from,
-)
+from ...cli.options import budget_options, goal_options, report_options, session_option, spec_from
 from ...errors import GoalConvergenceError, InvalidInput
 from ...goals import creation, listing, lookup
 from ...models import GOAL_ID_RE, Goal
