@@ -9,7 +9,7 @@ it over the DevTools protocol: the figure is the time from the start of the navi
 painted after the load event, by the page's own clock, the median of three loads (one with ``--quick``). The
 baseline is the same browser loading a blank page the same way; the issue's target is absolute: under 3 s.
 The second row times the `goal report` command itself beside `goal status` of the same goal (both load it;
-the report adds Jinja2 and the page). ``--screenshot PATH`` also writes the README's picture: the report of
+the report adds Jinja2 and the page). ``--screenshot PATH`` also writes the picture on docs/report.md: the report of
 a 14-iteration goal, from its top down to its 12th iteration, open.
 """
 

@@ -1,8 +1,8 @@
 """How every benchmark reports: one row per figure, beside a baseline measured in the same run.
 
 A benchmark script builds ``Row``s and ends with ``sys.exit(report(rows))``. Run alone it prints
-its own table; ``run_all.py`` runs every ``bench_*.py`` with ``--json`` and prints one table for
-the README. Targets are ratios to the baseline (or bounds on size), never absolute milliseconds,
+its own table; ``run_all.py`` runs every ``bench_*.py`` with ``--json`` and prints one table, which
+it writes into docs/performance.md. Targets are ratios to the baseline (or bounds on size), never absolute milliseconds,
 so a loaded machine slows both sides alike.
 """
 
