@@ -1,6 +1,6 @@
 """Goals with a realistic history, built from the models: failing tests falling with setbacks, coverage rising,
 a lint condition that comes good, the oracle's reasons and hints, a plan it keeps, an integrity veto, a
-checkpoint an iteration, costs. For the report's tests, its benchmark and the README's screenshot."""
+checkpoint an iteration, costs. For the report's tests, its benchmark and the screenshot on docs/report.md."""
 
 from __future__ import annotations
 

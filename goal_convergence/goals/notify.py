@@ -143,4 +143,4 @@ def _run(command: str, entry: dict, cwd: Path, timeout: float) -> None:
             out.seek(0)
             said = out.read()[-_OUTPUT_LOGGED:].decode("utf-8", "replace").strip()
             log_error("notify", f"goal {entry['goalId']} ({entry['state']}): the notify command {command!r} "
-                                f"{problem}; fix the `notify` setting (README, Heartbeat)\n{said}")
+                                f"{problem}; fix the `notify` setting (docs/heartbeat.md, Notifications)\n{said}")

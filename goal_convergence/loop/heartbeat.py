@@ -196,7 +196,7 @@ def checks_for(settings: HeartbeatConfig, root: Path) -> list[StoppingCondition]
     if not found:
         raise InvalidInput(f"no checks to run in {root}: none are configured and none could be inferred; list them "
                            f"under [heartbeat] checks in {config.PROJECT_FILE}, or [tool.goal-convergence.heartbeat] "
-                           f"in pyproject.toml (README, Heartbeat)")
+                           f"in pyproject.toml (docs/heartbeat.md, Settings)")
     return found
 
 

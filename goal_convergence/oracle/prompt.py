@@ -85,7 +85,8 @@ def token_estimate(text: str) -> int:
 def call_estimate(price: pricing.Price, base_tokens: int) -> float:
     """What one judge call that answers is expected to cost: its real input, written to the cache once,
     and a verdict's output. The engine asks only when this fits in the dollars left; tool rounds can make
-    the call cost more, so a dollar budget may be overshot, by at most that one call's cost (README)."""
+    the call cost more, so a dollar budget may be overshot, by at most that one call's cost
+    (docs/headless.md, Budgets)."""
     if price.long_context and base_tokens > (price.long_context_above or 0):
         price = price.long_context
     return (base_tokens * max(price.input, price.cache_write_5m) + VERDICT_OUTPUT_TOKENS * price.output) / 1e6

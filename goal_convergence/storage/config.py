@@ -109,7 +109,7 @@ def _validated(kind: type[BaseModel], doc: object, where: str) -> BaseModel:
         return kind.model_validate(doc)
     except ValidationError as exc:
         raise InvalidInput(f"{where}: {problems(exc, 1)}; fix it "
-                           f"(the settings are described in the README, section Heartbeat)") from None
+                           f"(the settings are described in docs/heartbeat.md, section Settings)") from None
 
 
 def project_config(root: Path) -> ProjectConfig:

@@ -134,7 +134,7 @@ def carry_on(goal: Goal, iteration: Iteration | None, hint: str) -> dict[str, An
     """The answer that keeps the session working. Claude Code 2.1.332 feeds a Stop hook's
     ``additionalContext`` to the model once and carries the turn on (a block, counted towards its
     block cap), without the "Stop hook reported a problem" a ``decision: block`` or an exit code 2
-    shows the user; ``decision: block`` would also feed the reason twice (README, "Claude Code facts")."""
+    shows the user; ``decision: block`` would also feed the reason twice (docs/claude-code.md)."""
     failing = sum(1 for c in (iteration.conditions if iteration else []) if not c.passed)
     why = plural(failing, "failing check") if failing else "the oracle does not agree yet"
     off = [n for n in (iteration.decision.notes if iteration else []) if n.startswith(checkpoint.OFF_NOTE)]

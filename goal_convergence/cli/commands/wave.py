@@ -20,7 +20,7 @@ import click
 def wave_cmd(goal_ids: tuple[str, ...], from_heartbeat: bool, parallel: int, project: str | None, maker: str | None,
              maker_cmd: str | None, json_out: bool) -> int:
     """Work several goals of one project at once, PARALLEL at a time, each headless in a git worktree of its own,
-    then merge the converged ones back in order. Exits with the worst goal's code (README, Waves)."""
+    then merge the converged ones back in order. Exits with the worst goal's code (docs/waves.md)."""
     if bool(goal_ids) == from_heartbeat:
         raise click.UsageError("name the goals of the wave, or pass --heartbeat, not both")
     from ...goals import lookup

@@ -74,7 +74,7 @@ def test_stop_blocks_with_the_failures_the_hint_and_the_budget_then_converges(pr
     goal = make_goal(project)
     answer = run_hook("stop", stop_input(project, message="I think it is done."))
     reason = hooks.feedback(answer)
-    # fed to the model once, without Claude Code's "Stop hook reported a problem" (README, Claude Code facts)
+    # fed to the model once, without Claude Code's "Stop hook reported a problem" (docs/claude-code.md)
     assert "decision" not in answer and answer["hookSpecificOutput"]["hookEventName"] == "Stop"
     assert answer["systemMessage"] == (f"goal-convergence: {goal.goal_id} iteration 1 not done (1 failing check); "
                                        f"the session carries on")
