@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import GoalConvergenceError, InvalidInput
-from ..models import ConditionEvidence, Goal, StoppingCondition
+from ..models import Census, ConditionEvidence, Goal, StoppingCondition, target
 from ..system import mask
 from ..system.lines import LineScanners
 from ..system.process import Capture, missing_command, run, shell
-from . import census
+from . import census, metric
 from .coverage import CoverageLines, parse_coverage
 from .extract import PASS_FINGERPRINT, FailureScanner, fingerprint
 
@@ -118,17 +118,50 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         elif value is not None and value < threshold and error is None:
             passed = False
             error = f"coverage {value:g}% is below the threshold {threshold:g}%"
+    measured = None
+    if condition.type == "metric" and error is None:
+        measured, error = _measure(condition, output, root, timeout, cancel, env)
+        passed = passed and error is None
     def outcome(passed: bool, error: str | None, **fields: object) -> dict:
         lines = [] if passed else _failure_lines(failures, capture)
         return dict(passed=passed, exit_code=done.code, timed_out=done.timed_out,
                     duration_seconds=round(done.seconds, 3), output_head=capture.head_text(),
                     output_tail=capture.tail_text(), output_bytes=capture.total, failure_lines=lines,
-                    census=test_census, error=error, **fields,
+                    census=test_census, error=error, failed_tests=_failed_tests(test_census), **fields,
                     fingerprint=(PASS_FINGERPRINT if passed
                                  else fingerprint(lines + ([error] if error else []), done.code, done.timed_out)))
 
-    return [evidence(**outcome(passed, error, coverage=value))] + [
+    return [evidence(**outcome(passed, error, coverage=value, metric=measured))] + [
         ConditionEvidence(index=i, type=test.type, command=test.command, **outcome(*ran)) for i, test in riders or []]
+
+
+FAILED_TESTS_KEPT = 200  # the failing ids a later iteration's regressions are told against (models.Regression)
+
+
+def _failed_tests(found: Census | None) -> list[str]:
+    if found is None:
+        return []
+    return sorted(i for i, outcome in found.outcomes.items() if outcome == "failed")[:FAILED_TESTS_KEPT]
+
+
+def _measure(condition: StoppingCondition, output: str, root: Path, timeout: float,
+             cancel: threading.Event | None, env: Mapping[str, str] | None) -> tuple[float | None, str | None]:
+    """A metric's number (the median of its ``runs``) and whether it meets the target: (number, error)."""
+    assert condition.target is not None
+    values = [metric.read_number(output, condition.metric_regex)]
+    for _ in range((condition.runs or 1) - 1):
+        again = Capture()
+        done = run(shell(condition.command), root, again, timeout=timeout, cancel=cancel, env=env)
+        text = again.head_text() + "\n" + again.tail_text()
+        values.append(metric.read_number(text, condition.metric_regex) if done.code == 0 else None)
+    if any(v is None for v in values):
+        how = f"a group of metricRegex {condition.metric_regex!r}" if condition.metric_regex else "a number"
+        return None, (f"could not read {how} from the output of a run; make the command print the number (e.g. "
+                      "`... | wc -l`), or set metricRegex to a regular expression whose first group is it")
+    value = metric.median([v for v in values if v is not None])
+    if not target.meets(value, condition.target):
+        return value, f"the metric is {value:g}, and the target is {condition.target.strip()}"
+    return value, None
 
 
 def run_condition(condition: StoppingCondition, index: int, root: Path, *, default_timeout: float = DEFAULT_TIMEOUT,

@@ -58,13 +58,22 @@ def goal_options(fn):
         click.option("--coverage", type=float, help="Coverage percentage to reach."),
         click.option("--coverage-cmd", help="Command that prints coverage (default: inferred)."),
         click.option("--check", "checks", multiple=True, help="Any other command that must pass (repeatable)."),
+        click.option("--metric", help="A command that prints a number, which must meet --target (e.g. "
+                                      "\"ruff check . --statistics | wc -l\")."),
+        click.option("--target", "metric_target",
+                     help="With --metric: the comparison its number must meet: '<= 0', '>= 90', '< 200'."),
+        click.option("--metric-regex", help="With --metric: a regex whose first group is the number (default: the "
+                                            "last number the command prints)."),
+        click.option("--metric-runs", type=click.IntRange(1, 25),
+                     help="With --metric: run it this many times and take the median (for noisy benchmarks)."),
         click.option("--oracle", "oracle_provider", default="auto", show_default=True,
                      type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
                      help="Who judges each iteration; `conditions` means no model at all."),
         click.option("--oracle-model", default=DEFAULT_ORACLE_MODEL, show_default=True,
                      help="The oracle's model; must differ from the maker's."),
         click.option("--oracle-cmd", "oracle_command", help="With --oracle command: the judge program."),
-        click.option("--expect", help="With --oracle conditions: a regex the maker's last message must match."),
+        click.option("--expect", help="A regex the maker's last message must match, never shown to the maker (any "
+                                      "judge)."),
         click.option("--maker-model", help="The maker's model, when known."),
         click.option("--protect", multiple=True,
                      help="Files the maker must not weaken, as a pattern from the project root: 'tests/**', "

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from ..models import Goal
     from ..report.render import LiveProgress
     from ..storage.store import Store
 
@@ -27,6 +28,13 @@ def store() -> Store:
 
 def echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def echo_goal(goal: Goal) -> None:
+    """A goal document, as every command's --json prints it (models.shown: the hidden expectation withheld)."""
+    from ..models.goal import shown
+
+    echo_json(shown(goal))
 
 
 def echo_lines(lines: Iterable[str], batch: int = 256) -> None:

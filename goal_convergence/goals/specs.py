@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,13 +13,14 @@ from pydantic import ValidationError
 
 from ..checks import inference
 from ..errors import InvalidInput, PriceUnknown, problems
-from ..models import Budget, ConditionEvidence, HeartbeatMark, OracleConfig, StoppingCondition
+from ..models import Budget, ConditionEvidence, HeartbeatMark, OracleConfig, StoppingCondition, target
 from ..oracle import judged_by_maker_model, judges_with_model
 from ..rules import budget
 from ..rules.defaults import DEFAULT_ORACLE_MODEL, OTHER_ORACLE_MODELS
 from ..storage import cost
 
-CONDITION_FLAGS = "--test CMD, --lint CMD, --build CMD, --coverage PCT [--coverage-cmd CMD] or --check CMD"
+CONDITION_FLAGS = ("--test CMD, --lint CMD, --build CMD, --coverage PCT [--coverage-cmd CMD], --metric CMD --target "
+                   "'<= N' or --check CMD")
 
 
 @dataclass
@@ -33,6 +35,10 @@ class GoalSpec:
     coverage: float | None = None
     coverage_cmd: str | None = None
     checks: list[str] = field(default_factory=list)
+    metric: str | None = None  # a command printing a number, which must meet ``metric_target`` (checks/metric.py)
+    metric_target: str | None = None
+    metric_regex: str | None = None
+    metric_runs: int | None = None
     max_iterations: int | None = 15
     max_duration: str | None = "2h"
     max_dollars: float | None = 10.0
@@ -53,13 +59,17 @@ class GoalSpec:
     heartbeat: HeartbeatMark | None = None  # the failure a heartbeat made (or found) this goal for
     start: list[ConditionEvidence] | None = None  # a run of these conditions just made (the heartbeat's)
 
-    def add_condition(self, kind: str, command: str, threshold: float | None = None) -> None:
-        """Add one condition as its flag would (a coverage check without a threshold is a plain check)."""
+    def add_condition(self, kind: str, command: str, threshold: float | None = None, *, target: str | None = None,
+                      metric_regex: str | None = None, runs: int | None = None) -> None:
+        """Add one condition as its flag would (a coverage check without a threshold, or a metric without a
+        target, is a plain check)."""
         flag = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}.get(kind)
         if flag and getattr(self, flag) is None:
             setattr(self, flag, command)
         elif kind == "coverage_threshold" and threshold is not None and self.coverage is None:
             self.coverage, self.coverage_cmd = threshold, command
+        elif kind == "metric" and target is not None and self.metric is None:
+            self.metric, self.metric_target, self.metric_regex, self.metric_runs = command, target, metric_regex, runs
         else:
             self.checks.append(command)
 
@@ -80,6 +90,11 @@ def oracle_config(provider: str, model: str, command: str | None, expect: str | 
     program, the maker's own model, or a model whose money could not be counted."""
     with user_input():
         oracle = OracleConfig(provider=provider, model=model, command=command, expect=expect)  # type: ignore[arg-type]
+    if expect is not None:
+        try:
+            re.compile(expect, re.MULTILINE)
+        except re.error as exc:
+            raise InvalidInput(f"--expect {expect!r} is not a valid regular expression ({exc})") from None
     if oracle.provider == "command" and not oracle.command:
         raise InvalidInput("--oracle command needs --oracle-cmd CMD (a program that reads the input on stdin)")
     check_models_differ(oracle, maker_model)
@@ -107,6 +122,7 @@ def build_conditions(spec: GoalSpec, root: Path) -> list[StoppingCondition]:
     elif spec.coverage_cmd is not None:
         raise InvalidInput("--coverage-cmd needs --coverage PCT (the threshold to reach)")
     conds += [StoppingCondition(type="custom_command", command=_command(c, "check")) for c in spec.checks]
+    conds += _metric(spec)
     if conds:
         return conds
     inferred, missing = inference.infer(spec.objective, root)
@@ -122,6 +138,26 @@ def build_conditions(spec: GoalSpec, root: Path) -> list[StoppingCondition]:
             f"give at least one: {CONDITION_FLAGS}"
         )
     return inferred
+
+
+def _metric(spec: GoalSpec) -> list[StoppingCondition]:
+    if spec.metric is None:
+        if spec.metric_target is not None or spec.metric_regex is not None or spec.metric_runs is not None:
+            raise InvalidInput("--target, --metric-regex and --metric-runs need --metric CMD (the command that "
+                               "prints the number)")
+        return []
+    if spec.metric_target is None:
+        raise InvalidInput("--metric needs --target, the comparison its number must meet: '<= 0', '>= 90', '< 200'")
+    try:
+        target.parse_target(spec.metric_target)
+        if spec.metric_regex is not None:
+            re.compile(spec.metric_regex)
+    except (ValueError, re.error) as exc:
+        raise InvalidInput(f"{exc}; fix --target or --metric-regex") from None
+    with user_input():
+        return [StoppingCondition(type="metric", command=_command(spec.metric, "metric"),
+                                  target=spec.metric_target.strip(), metric_regex=spec.metric_regex,
+                                  runs=spec.metric_runs)]
 
 
 def _command(cmd: str, what: str) -> str:

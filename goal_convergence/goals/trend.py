@@ -1,5 +1,6 @@
 """How a goal moved, iteration by iteration: the measures the report charts and `goal status` draws as a
-sparkline (conditions passing, failing tests from the census, coverage where measured, cumulative cost).
+sparkline (conditions passing, failing tests from the census, coverage and a metric's number where measured,
+cumulative cost).
 
 Pure: a goal in, numbers out. Failing tests come from each condition's test census, so an iteration whose
 runners gave no count has none (None, drawn as a gap), never a guessed zero.
@@ -26,6 +27,7 @@ class Point:
     dollars: float  # this iteration's, maker and oracle
     cumulative: float  # the history's, up to and including this iteration
     kind: str  # converge, stop, veto (every condition passed, not converged), recheck or continue
+    metric: float | None = None  # the first metric condition's number (checks/metric.py)
 
 
 def kind(it: Iteration) -> str:
@@ -46,8 +48,9 @@ def points(goal: Goal) -> list[Point]:
         dollars = it.maker_cost.dollars + it.oracle_cost.dollars
         total += dollars
         coverage = next((c.coverage for c in it.conditions if c.coverage is not None), None)
+        metric = next((c.metric for c in it.conditions if c.metric is not None), None)
         out.append(Point(it.number, sum(c.passed for c in it.conditions), len(it.conditions), failing_tests(it),
-                         coverage, dollars, total, kind(it)))
+                         coverage, dollars, total, kind(it), metric))
     return out
 
 
@@ -80,6 +83,10 @@ def line(goal: Goal, width: int = SPARK_WIDTH) -> str | None:
     if any(v is not None for v in failing):
         ends = [v for v in failing if v is not None]
         parts.append(f"failing tests {spark(failing)} ({ends[0]} → {ends[-1]})")
+    metric = [p.metric for p in shown]
+    if any(v is not None for v in metric):
+        ends = [v for v in metric if v is not None]
+        parts.append(f"metric {spark(metric)} ({ends[0]:g} → {ends[-1]:g})")
     top = max(p.total for p in shown)
     parts.append(f"passing {spark([p.passing for p in shown], top)} "
                  f"({first.passing}/{first.total} → {last.passing}/{last.total})")

@@ -21,7 +21,7 @@ from ..goals import notify, triage
 from ..guard import integrity
 from ..models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun,
                       Verdict, now_iso)
-from ..rules import budget, lifecycle, plan
+from ..rules import budget, lifecycle, plan, progress
 from ..rules.decide import Evidence, decide
 from ..storage.store import Store
 from ..system import mask
@@ -253,6 +253,8 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts on them
         off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
+        regressions = progress.regressions(goal, found, taken.checkpoint.changed if taken.checkpoint else [],
+                                           pending.number, began_with=_began_with(store.root, goal.goal_id))
         guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
         preview = copy_to_charge(goal)
         _charge(preview, pending.number, oracle_cost, clock())
@@ -265,6 +267,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
                             tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
                             maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
                             judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
+                            regressions=regressions,
                             notes=notes + off_notes + flip_notes + judged.notes)
         decision = decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap)
         if decision.action != "recheck":
@@ -278,9 +281,20 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
         judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
         integrity=guard, checkpoint=taken.checkpoint, attempt=attempt.number if attempt else None,
+        regressions=regressions,
     )
     ends = attempt is None or not attempt.others or decision.stop_reason not in ATTEMPT_STOPS
     return _persist(store, goal_id, record, decision, edges, settle, checkpoints_off=taken.off, ends_goal=ends)
+
+
+def _began_with(home: Path, goal_id: str) -> Callable[[int], set[str]]:
+    """The test ids each condition's census began with (the guard's manifest), for telling a regression."""
+    def read(index: int) -> set[str]:
+        manifest = integrity.load(home, goal_id)
+        ids = manifest.outcomes[index] if manifest and index < len(manifest.outcomes) else None
+        return set(ids or ())
+
+    return read
 
 
 def at(goal: Goal, workdir: Path | None, attempt: int | None = None) -> Goal:

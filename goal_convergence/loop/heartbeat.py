@@ -264,7 +264,8 @@ def _create(store: Store, root: Path, settings: HeartbeatConfig, mode: str, cond
                           oracle_command=settings.oracle_command, tests_may_change=settings.tests_may_change,
                           min_confidence=settings.min_confidence,
                           heartbeat=HeartbeatMark(fingerprint=ev.fingerprint, last_seen=stamp), start=[ev])
-    spec.add_condition(condition.type, condition.command, condition.threshold)
+    spec.add_condition(condition.type, condition.command, condition.threshold, target=condition.target,
+                       metric_regex=condition.metric_regex, runs=condition.runs)
     goal = creation.new_goal(store, spec, now)
     return Tracked("goal", goal.goal_id, condition.command, ev.fingerprint, goal.state, 1)
 

@@ -19,8 +19,10 @@ TIMESTAMP_PATTERN = (
     r"(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
 )
 DURATION_PATTERN = r"^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$"
+# A metric condition's target: a comparison and a number ("<= 0", ">= 90", "< 200").
+TARGET_PATTERN = r"^\s*(<=|>=|==|<|>)\s*[-+]?[0-9]+(\.[0-9]+)?\s*$"
 
-ConditionType = Literal["test_pass", "lint_clean", "coverage_threshold", "build_pass", "custom_command"]
+ConditionType = Literal["test_pass", "lint_clean", "coverage_threshold", "build_pass", "custom_command", "metric"]
 StopReason = Literal[
     "converged", "unfixable", "stuck", "timeout", "ceiling", "budget-exhausted", "cancelled", "judge-error"
 ]

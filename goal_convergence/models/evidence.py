@@ -74,6 +74,11 @@ class ConditionEvidence(Model):
     error: str | None = None
     rerun: Rerun | None = None
     census: Census | None = None
+    metric: float | None = Field(default=None, exclude_if=lambda v: v is None,
+                                 description="A metric condition's number (the median of its runs).")
+    failed_tests: list[str] = Field(default_factory=list, exclude_if=lambda v: not v,
+                                    description="The ids of the tests the census saw fail (at most 200): what a "
+                                                "later regression is told against.")
 
     @property
     def first_failure(self) -> str:
@@ -83,6 +88,17 @@ class ConditionEvidence(Model):
         if self.failure_lines:
             return self.failure_lines[0]
         return "timed out" if self.timed_out else f"exit {self.exit_code}"
+
+
+class Regression(Model):
+    """A check or a test that passed in an earlier iteration and fails now, with the iteration that broke it
+    and the files that iteration changed (from its checkpoint)."""
+
+    condition: NonNegInt
+    test: str | None = Field(default=None, description="The test id; none when the whole condition regressed.")
+    passed_at: PosInt = Field(description="The last iteration it passed in.")
+    since: PosInt = Field(description="The first iteration it failed in after that.")
+    files: list[str] = Field(default_factory=list, description="What that iteration changed (at most 20).")
 
 
 class IntegrityIssue(Model):

@@ -7,9 +7,9 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from ..system.index import GOAL_ID_RE
-from .base import (DURATION_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat, NonNegInt, PosInt,
-                   SchemaVersion, StopReason, Timestamp)
-from .evidence import Baseline, ConditionEvidence, Integrity
+from .base import (DURATION_PATTERN, TARGET_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat,
+                   NonNegInt, PosInt, SchemaVersion, StopReason, Timestamp)
+from .evidence import Baseline, ConditionEvidence, Integrity, Regression
 from .verdict import Decision, Verdict
 
 # Makers racing on one goal: each runs its checks too, so past a few they mostly queue for the machine.
@@ -20,12 +20,15 @@ OracleProvider = Literal["auto", "anthropic", "claude-cli", "command", "conditio
 
 
 class StoppingCondition(Model):
-    # The rule _threshold_for_coverage enforces, said in the schema's words (pydantic cannot derive it).
-    model_config = ConfigDict(json_schema_extra={
-        "if": {"properties": {"type": {"const": "coverage_threshold"}}},
-        "then": {"required": ["threshold"], "properties": {"threshold": {"type": "number"}}},
-        "else": {"properties": {"threshold": {"type": "null"}}},
-    })
+    # The rules _threshold_for_coverage enforces, said in the schema's words (pydantic cannot derive them).
+    model_config = ConfigDict(json_schema_extra={"allOf": [
+        {"if": {"properties": {"type": {"const": "coverage_threshold"}}},
+         "then": {"required": ["threshold"], "properties": {"threshold": {"type": "number"}}},
+         "else": {"properties": {"threshold": {"type": "null"}}}},
+        {"if": {"properties": {"type": {"const": "metric"}}},
+         "then": {"required": ["target"]},
+         "else": {"not": {"anyOf": [{"required": ["target"]}, {"required": ["metricRegex"]}, {"required": ["runs"]}]}}},
+    ]})
 
     type: ConditionType
     command: str = Field(min_length=1)
@@ -33,10 +36,19 @@ class StoppingCondition(Model):
     coverage_regex: str | None = None
     description: str | None = None
     timeout_seconds: float | None = Field(default=None, gt=0)
+    # A metric's: left out of the file for the other kinds, so goals written before them save back as they were.
+    target: str | None = Field(default=None, pattern=TARGET_PATTERN, exclude_if=lambda v: v is None,
+                               description="For a metric: the comparison its number must meet, e.g. '<= 0'.")
+    metric_regex: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                     description="For a metric: a regex whose first group is the number "
+                                                 "(default: the last number in the output).")
+    runs: int | None = Field(default=None, ge=1, le=25, exclude_if=lambda v: v is None,
+                             description="For a metric: runs of the command, of which the median counts.")
 
     @model_validator(mode="after")
     def _threshold_for_coverage(self) -> StoppingCondition:
         check_threshold(self.type, self.threshold)
+        check_target(self.type, self.target, self.metric_regex, self.runs)
         return self
 
 
@@ -45,6 +57,15 @@ def check_threshold(kind: str, threshold: float | None) -> None:
     if (kind == "coverage_threshold") != (threshold is not None):
         raise ValueError("a coverage_threshold condition needs a threshold (`threshold = PCT` in a settings file, "
                          "--coverage PCT on the command line), and only that type takes one")
+
+
+def check_target(kind: str, target: str | None, regex: str | None, runs: int | None) -> None:
+    """A metric needs the target its number must meet, and only a metric takes a target, a regex or runs."""
+    if (kind == "metric") != (target is not None):
+        raise ValueError("a metric condition needs a target (`target = '<= 0'` in a settings file, --target on "
+                         "the command line), and only that type takes one")
+    if kind != "metric" and (regex is not None or runs is not None):
+        raise ValueError("metricRegex and runs apply to a metric condition only")
 
 
 def _one_limit_at_least(schema: dict[str, Any]) -> None:
@@ -122,6 +143,9 @@ class Checkpoint(Model):
 
     commit: str = Field(pattern=r"^[0-9a-f]{40,64}$")
     ref: str = Field(min_length=1)
+    changed: list[str] = Field(default_factory=list, exclude_if=lambda v: not v,
+                               description="The files this checkpoint changed from its parent (at most 20).")
+    changed_count: NonNegInt = Field(default=0, exclude_if=lambda v: not v, description="How many there were.")
 
 
 class Task(Model):
@@ -151,6 +175,8 @@ class Iteration(Model):
     checkpoint: Checkpoint | None = Field(default=None, exclude_if=lambda v: v is None)
     attempt: PosInt | None = Field(default=None, exclude_if=lambda v: v is None,
                                    description="Which of the goal's parallel attempts made it (`goal run --attempts`).")
+    regressions: list[Regression] = Field(default_factory=list, exclude_if=lambda v: not v,
+                                          description="Checks and tests that passed before and fail since.")
 
 
 class Pending(Model):
@@ -283,3 +309,19 @@ class Goal(Model):
             if it.decision.hint:
                 return it.decision.hint
         return ""
+
+
+HIDDEN = "(hidden from the maker; it is in the goal file)"
+
+
+def shown(goal: Goal) -> dict:
+    """The goal document as commands print it: whole, but for the expectation the maker's words are checked
+    against (``--expect``), which no maker may learn from a command it can run (issue: hidden expectations)."""
+    doc = goal.dump()
+    if doc["oracle"].get("expect"):
+        doc["oracle"]["expect"] = HIDDEN
+    for change in doc.get("settingsHistory", []):
+        for item in change["changes"]:
+            if item["setting"] == "expect":
+                item["before"], item["after"] = (HIDDEN if item["before"] else None), (HIDDEN if item["after"] else None)
+    return doc

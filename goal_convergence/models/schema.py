@@ -62,7 +62,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # passes for a rule.
 KEYWORDS = ("$schema", "$id", "$ref", "title", "description", "type", "const", "enum", "pattern", "minLength",
             "minItems", "minimum", "exclusiveMinimum", "maximum", "additionalProperties", "properties", "required",
-            "items", "anyOf", "not", "if", "then", "else", "default", "$defs")
+            "items", "anyOf", "allOf", "not", "if", "then", "else", "default", "$defs")
 _VALUES = ("const", "enum", "default", "required")  # hold data, not schemas
 
 

@@ -64,4 +64,4 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
         if not config.command:
             raise OracleUnavailable("the command oracle needs a program: pass --oracle-cmd CMD")
         return CommandOracle(config.command, root)
-    return ConditionsOracle(config.expect)
+    return ConditionsOracle()

@@ -12,6 +12,7 @@ from typing import ClassVar, TextIO
 from ..checks import inference
 from ..goals import standings, trend
 from ..models import Census, ConditionEvidence, Goal, Integrity, parse_iso
+from ..models.goal import HIDDEN
 from ..rules import plan
 from ..system.text import clip, money, plural
 
@@ -41,7 +42,7 @@ def budget_line(goal: Goal, now: datetime | None = None) -> str:
 def condition_lines(goal: Goal) -> list[str]:
     lines = []
     for i, c in enumerate(goal.stopping_conditions):
-        extra = f" (>= {c.threshold:g}%)" if c.threshold is not None else ""
+        extra = f" (>= {c.threshold:g}%)" if c.threshold is not None else f" (target {c.target})" if c.target else ""
         lines.append(f"  [{i}] {c.type}{extra}: {c.command}")
     return lines
 
@@ -61,7 +62,7 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     lines += attempt_lines(goal)
     lines += escalation_lines(goal)
     lines += [f"settings changed {c.at[:16].replace('T', ' ')} by `{c.via}`: "
-              + ", ".join(f"{d.setting} {d.before} -> {d.after}" for d in c.changes) for c in goal.settings_history[-3:]]
+              + ", ".join(_change(d) for d in c.changes) for c in goal.settings_history[-3:]]
     lines += filter(None, [trend.line(goal)])
     for it in goal.history[-5:]:
         passing = sum(c.passed for c in it.conditions)
@@ -82,11 +83,20 @@ def created(goal: Goal) -> str:
 def oracle_line(goal: Goal) -> str:
     o = goal.oracle
     if o.provider == "conditions":  # no model is asked, so none is named
-        expect = f"; the maker's last message must match {o.expect!r}" if o.expect else ""
-        return f"oracle: conditions (no independent judge: the conditions alone decide{expect})"
+        return "oracle: conditions (no independent judge: the conditions alone decide)" + _expectation(goal)
     if o.provider == "command":
-        return f"oracle: command ({o.command})"
-    return f"oracle: {o.provider} ({o.model})"
+        return f"oracle: command ({o.command})" + _expectation(goal)
+    return f"oracle: {o.provider} ({o.model})" + _expectation(goal)
+
+
+def _expectation(goal: Goal) -> str:
+    # Named, never shown: a maker that reads this (the slash command hands it to the session) must not learn it.
+    return "; and a hidden expectation of the maker's last message" if goal.oracle.expect else ""
+
+
+def _change(d) -> str:
+    before, after = (HIDDEN if v else v for v in (d.before, d.after)) if d.setting == "expect" else (d.before, d.after)
+    return f"{d.setting} {before} -> {after}"
 
 
 def checkpoint_lines(goal: Goal) -> list[str]:
@@ -243,18 +253,23 @@ def triage_item(item) -> str:
     return "\n".join(lines)
 
 
+def _measure(e: ConditionEvidence) -> str:
+    """What a run measured: coverage, a metric's number, or nothing."""
+    return f"{e.coverage:.1f}%" if e.coverage is not None else f"{e.metric:g}" if e.metric is not None else "-"
+
+
 def _result(e: ConditionEvidence) -> str:
     return "TIMEOUT" if e.timed_out else "PASS" if e.passed else "FAIL"
 
 
 def evidence_table(evidence: list[ConditionEvidence]) -> str:
     """A plain-text table: condition, result, duration, coverage, first failure line."""
-    header = ("#", "condition", "result", "duration", "coverage", "first failure")
+    header = ("#", "condition", "result", "duration", "measure", "first failure")
     rows = [header]
     for e in evidence:
         first = e.first_failure
         rows.append((str(e.index), clip(f"{e.type}: {e.command}", 48), _result(e), f"{e.duration_seconds:.2f}s",
-                     "-" if e.coverage is None else f"{e.coverage:.1f}%", clip(first, 100) if not e.passed else ""))
+                     _measure(e), clip(first, 100) if not e.passed else ""))
     widths = [max(len(r[c]) for r in rows) for c in range(len(header) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1] for r in rows]
     passed = sum(e.passed for e in evidence)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ..goals import standings, trend
-from ..models import Goal, Iteration, parse_iso
+from ..models import Goal, Iteration, parse_iso, target
 from ..rules import budget
 from ..system.text import plural
 from . import chart, render
@@ -83,6 +83,13 @@ def series(goal: Goal, points: list[trend.Point]) -> list[chart.Series]:
         wanted = next((c.threshold for c in goal.stopping_conditions if c.threshold is not None), None)
         out.append(chart.Series("coverage", "Coverage %", coverage, 100.0, lambda v: f"{v:g}%",
                                 threshold=wanted, threshold_label=f"target {wanted:g}%" if wanted is not None else ""))
+    metric = [p.metric for p in points]
+    measured = next((c for c in goal.stopping_conditions if c.type == "metric" and c.target), None)
+    if measured is not None and any(v is not None for v in metric):
+        _, wanted = target.parse_target(measured.target or "")
+        high = max([v for v in metric if v is not None] + [wanted])
+        out.append(chart.Series("metric", f"Metric: {measured.command}", metric, chart.nice_top(high),
+                                lambda v: f"{v:g}", threshold=wanted, threshold_label=f"target {measured.target}"))
     top = chart.nice_top(points[-1].cumulative if points else 0)
     out.append(chart.Series("cost", "Cumulative cost, maker and oracle ($)", [p.cumulative for p in points], top,
                             lambda v: render.money(v)))
@@ -108,7 +115,7 @@ def page(goal: Goal, now: datetime | None = None) -> dict:
         "chart": chart.chart(series(goal, points), [p.kind for p in points], points[0].number if points else 1),
         # what the page's script shows on hover: one row an iteration, in the order of the chart's bands
         "rows": [[p.number, p.passing, p.total, p.failing_tests, p.coverage, round(p.dollars, 6),
-                  round(p.cumulative, 6), p.kind] for p in points],
+                  round(p.cumulative, 6), p.kind, p.metric] for p in points],
         "entries": entries, "latest": {e.it.number for e in entries[-3:]},
         "attempts": standings.standings(goal),
         "closest": next((e for e in entries if closest is not None and e.it is closest), None),

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..models import Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Verdict
-from . import budget, plan
+from ..models import (Blocker, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration, Regression,
+                      Verdict)
+from . import budget, plan, progress
 
 JUDGE_ERRORS_TO_STOP = 3
 # A judge error is no fault of the maker's, who is told so and not sent looking for one.
@@ -54,6 +55,7 @@ class Evidence:
     judge_error: str | None = None
     unaffordable: bool = False  # the oracle call could not have been paid for within the budget
     integrity: Integrity | None = None
+    regressions: list[Regression] = field(default_factory=list)  # progress.regressions, with the blame
     notes: list[str] = field(default_factory=list)
 
 
@@ -113,10 +115,25 @@ def judge_errors_in_a_row(history: list[Iteration]) -> int:
     return run
 
 
-def held_back(goal: Goal, verdict: Verdict) -> tuple[str, str] | None:
+EXPECTATION_HINT = ("Every check passes and the judge agrees, but your last message does not give an account of the "
+                    "work that satisfies this goal's expectation. Say plainly what you changed and what now holds, "
+                    "then stop again.")
+
+
+def expectation_met(goal: Goal, summary: str | None) -> bool:
+    """Whether the maker's last message matches the goal's hidden ``--expect`` (no expectation: it does). The
+    pattern is the goal file's alone: no hint, feedback or view a maker can see ever shows it (models.shown)."""
+    pattern = goal.oracle.expect
+    return pattern is None or re.search(pattern, summary or "", re.MULTILINE) is not None
+
+
+def held_back(goal: Goal, verdict: Verdict, summary: str | None = None) -> tuple[str, str] | None:
     """Why a green run the oracle calls converged still does not converge (a note and the maker's hint): the
-    oracle is less sure than the goal's ``minConfidence``, or the plan still has open tasks. ``goal.tasks`` is
-    the plan with this verdict's changes applied."""
+    maker's account misses the goal's hidden expectation, the oracle is less sure than the goal's
+    ``minConfidence``, or the plan still has open tasks. ``goal.tasks`` is the plan with this verdict's changes
+    applied."""
+    if not expectation_met(goal, summary):
+        return "the maker's last message does not match the goal's hidden expectation (--expect)", EXPECTATION_HINT
     floor = goal.min_confidence
     if floor is not None and verdict.confidence < floor:
         why = "; ".join(verdict.reasons) or "no reason given"
@@ -153,7 +170,7 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
 
     held = None
     if is_green and not guarded and verdict is not None and verdict.converged:
-        held = held_back(goal, verdict)
+        held = held_back(goal, verdict, evidence.maker_summary)
         if held is None:
             if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
                 return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
@@ -168,7 +185,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
     elif is_green and verdict is None and evidence.judge_error:
         hint = JUDGE_ERROR_HINT
     else:
-        hint = (verdict.next_hint if verdict is not None else "") or hint_from_failures(evidence)
+        hint = " ".join(filter(None, [progress.metric_worse(goal, evidence.conditions),
+                                      progress.regression_hint(goal, evidence.regressions),
+                                      (verdict.next_hint if verdict is not None else "")
+                                      or hint_from_failures(evidence)]))
 
     def stop(reason: str, blocker: Blocker | None = None) -> Decision:
         return Decision(action="stop", stop_reason=reason, hint=hint, blocker=blocker, notes=notes)  # type: ignore[arg-type]
@@ -194,5 +214,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
         return stop("stuck", blocker)
     if still >= stuck_after:
         notes.append(f"no change to the files for {still} iterations in a row")
+        return stop("stuck")
+    stalled = progress.metric_stall(goal, evidence.conditions)
+    if stalled >= stuck_after:
+        notes.append(f"no failing metric improved on its best, and no more conditions passed, for {stalled} "
+                     "iterations in a row")
         return stop("stuck")
     return Decision(action="continue", hint=hint, notes=notes)

@@ -42,7 +42,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InvalidInput, problems
-from ..models import ConditionType, OracleProvider, StoppingCondition, check_threshold
+from ..models import ConditionType, OracleProvider, StoppingCondition, check_target, check_threshold
+from ..models.base import TARGET_PATTERN
 from ..system.index import home
 
 PROJECT_FILE = ".goal-convergence.toml"
@@ -57,14 +58,19 @@ class Check(_Settings):
     type: ConditionType
     command: str = Field(min_length=1)
     threshold: float | None = Field(default=None, ge=0, le=100)
+    target: str | None = Field(default=None, pattern=TARGET_PATTERN)
+    metric_regex: str | None = None
+    runs: int | None = Field(default=None, ge=1, le=25)
 
     @model_validator(mode="after")
     def _threshold_for_coverage(self) -> Check:
         check_threshold(self.type, self.threshold)
+        check_target(self.type, self.target, self.metric_regex, self.runs)
         return self
 
     def condition(self) -> StoppingCondition:
-        return StoppingCondition(type=self.type, command=self.command, threshold=self.threshold)
+        return StoppingCondition(type=self.type, command=self.command, threshold=self.threshold, target=self.target,
+                                 metric_regex=self.metric_regex, runs=self.runs)
 
 
 class HeartbeatBudget(_Settings):

@@ -155,9 +155,21 @@ def save(repo: git.Repo, goal: Goal, label: str | int, message: str) -> Checkpoi
     if pusher:
         raise CheckpointsOff(f"{pusher}, and checkpoints must stay on this machine; remove that setting to have "
                              "them")
-    commit = commit_tree(repo, snapshot_tree(repo), previous_commit(goal), message)
+    parent = previous_commit(goal)
+    commit = commit_tree(repo, snapshot_tree(repo), parent, message)
     run(repo, "update-ref", ref, commit)
-    return Checkpoint(commit=commit, ref=ref)
+    changed = changed_files(repo, parent, commit) if parent else []
+    return Checkpoint(commit=commit, ref=ref, changed=changed[:CHANGED_KEPT], changed_count=len(changed))
+
+
+CHANGED_KEPT = 20  # the names a checkpoint keeps of what it changed (its diff has them all: `goal diff`)
+
+
+def changed_files(repo: git.Repo, before: str, after: str) -> list[str]:
+    """The paths that differ between two commits; [] when git cannot say (the parent collected, say)."""
+    done = repo.run(repo.top, "diff-tree", "-r", "-z", "--no-commit-id", "--name-only", "--no-renames", before, after,
+                    "--")
+    return sorted(os.fsdecode(p) for p in done.out.split(b"\0") if p) if done.ok else []
 
 
 def take(goal: Goal, number: int) -> Taken:

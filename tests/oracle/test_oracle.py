@@ -388,22 +388,6 @@ def test_conditions_oracle_is_the_conditions_alone(project):
     assert "FAILED tests/test_calc.py::test_add" in red.next_hint and "[0] test_pass `pytest -q` failed (exit 1)" in red.reasons
 
 
-def test_conditions_oracle_expect_adds_a_claim_check(project):
-    goal = make_goal(project, provider="conditions", expect=r"^ALL TESTS PASS$")
-    judge_ = get_oracle(goal.oracle, goal)
-    assert judge_.judge(build_input(goal, [GREEN], "Done.\nALL TESTS PASS\n")).verdict.converged is True
-    unclaimed = judge_.judge(build_input(goal, [GREEN], "Done, I think.")).verdict
-    assert unclaimed.converged is False and "does not match --expect" in unclaimed.reasons[0]
-    # The claim never replaces a check: a red condition stays red whatever the maker says.
-    assert judge_.judge(build_input(goal, [RED], "ALL TESTS PASS")).verdict.converged is False
-
-
-def test_conditions_oracle_refuses_a_bad_regex(project):
-    goal = make_goal(project, provider="conditions", expect="(")
-    with pytest.raises(InvalidInput, match="not a valid regular expression"):
-        get_oracle(goal.oracle, goal)
-
-
 # ---- choosing ---------------------------------------------------------------------------------
 
 

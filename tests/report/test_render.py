@@ -117,15 +117,18 @@ def test_evidence_table():
                           duration_seconds=2.0, error="timed out after 1s"),
         ConditionEvidence(index=3, type="coverage_threshold", command="pytest --cov", passed=False, exit_code=0,
                           coverage=72.456, error="coverage 72.456% is below the threshold 80%"),
+        ConditionEvidence(index=4, type="metric", command="python3 count.py", passed=False, exit_code=0, metric=12.0,
+                          error="the metric is 12, and the target is <= 0"),
     ]
     table = render.evidence_table(evidence).splitlines()
-    assert table[0].split() == ["#", "condition", "result", "duration", "coverage", "first", "failure"]
+    assert table[0].split() == ["#", "condition", "result", "duration", "measure", "first", "failure"]
+    assert table[5].split()[:6] == ["4", "metric:", "python3", "count.py", "FAIL", "0.00s"] and " 12 " in table[5]
     assert table[1].split()[:5] == ["0", "test_pass:", "pytest", "-q", "PASS"]
     assert "1.23s" in table[1]
     assert "FAIL" in table[2] and table[2].endswith("a.py:1:8: F401 `os` imported but unused")
     assert "TIMEOUT" in table[3] and table[3].endswith("timed out after 1s")
     assert "72.5%" in table[4] and table[4].endswith("below the threshold 80%")
-    assert table[-1] == "1/4 conditions pass"
+    assert table[-1] == "1/5 conditions pass"
 
 
 def test_live_progress_draws_on_a_terminal_only(tmp_path):

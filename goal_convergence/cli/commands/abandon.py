@@ -30,4 +30,4 @@ def abandon(store: Store, goal_id: str | None, *, session_id: str | None = None,
 def abandon_cmd(goal_id: str | None, keep_checkpoints: bool, json_out: bool) -> None:
     """Abandon a goal: it ends as failed (stop reason: cancelled)."""
     goal = abandon(output.store(), goal_id, keep_checkpoints=keep_checkpoints)
-    output.echo_json(goal.dump()) if json_out else click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")
+    output.echo_goal(goal) if json_out else click.echo(f"abandoned {goal.goal_id} (failed, cancelled)")

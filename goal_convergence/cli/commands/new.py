@@ -20,4 +20,4 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
     from ...report import render
 
     goal = creation.new_goal(output.store(), spec_from(objective, options), on_progress=output.live_progress(json_out))
-    output.echo_json(goal.dump()) if json_out else click.echo(render.created(goal))
+    output.echo_goal(goal) if json_out else click.echo(render.created(goal))

@@ -28,5 +28,5 @@ def pause(store: Store, goal_id: str | None, *, session_id: str | None = None, p
 def pause_cmd(goal_id: str | None, json_out: bool) -> None:
     """Pause a goal: the loop stops at the next stop and paused time is not charged."""
     goal = pause(output.store(), goal_id)
-    output.echo_json(goal.dump()) if json_out else click.echo(
+    output.echo_goal(goal) if json_out else click.echo(
         f"paused {goal.goal_id}; `goal resume {goal.goal_id}` carries on")

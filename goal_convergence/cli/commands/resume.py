@@ -36,4 +36,4 @@ def resume_cmd(goal_id: str | None, session_id: str | None, json_out: bool, **li
     from ...report import render
 
     goal = resume(output.store(), goal_id, session_id=session_id, limits=limits)
-    output.echo_json(goal.dump()) if json_out else click.echo(f"resumed {goal.goal_id}\n{render.status(goal)}")
+    output.echo_goal(goal) if json_out else click.echo(f"resumed {goal.goal_id}\n{render.status(goal)}")

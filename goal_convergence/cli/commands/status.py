@@ -30,4 +30,4 @@ def status_cmd(goal_id: str | None, json_out: bool) -> None:
     from ...report import render
 
     goal = find(output.store(), goal_id)
-    output.echo_json(goal.dump()) if json_out else click.echo(render.status(goal))
+    output.echo_goal(goal) if json_out else click.echo(render.status(goal))

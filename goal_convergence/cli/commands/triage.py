@@ -50,7 +50,7 @@ def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> Non
     from ...report import render
 
     goal = triage.act(output.store(), triage_id, {k: v for k, v in limits.items() if v is not None})
-    output.echo_json(goal.dump()) if json_out else click.echo(
+    output.echo_goal(goal) if json_out else click.echo(
         f"{triage_id} acted on: {goal.goal_id} is active\n{render.status(goal)}")
 
 

@@ -16,10 +16,11 @@
     const hide = () => { tip.style.visibility = "hidden"; guide.style.visibility = "hidden"; };
     // What the page shows for an iteration under the pointer: its numbers, as the goal file has them.
     const describe = (r) => {
-      const [n, passing, total, failing, coverage, dollars, cumulative, kind] = r;
+      const [n, passing, total, failing, coverage, dollars, cumulative, kind, metric] = r;
       const parts = ["#" + n, kind, passing + "/" + total + " passing"];
       if (failing !== null) parts.push(failing + " failing tests");
       if (coverage !== null) parts.push("coverage " + coverage + "%");
+      if (metric !== null) parts.push("metric " + metric);
       parts.push(money(dollars) + " (total " + money(cumulative) + ")");
       return parts.join(" · ");
     };
