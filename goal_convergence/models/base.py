@@ -24,7 +24,8 @@ TARGET_PATTERN = r"^\s*(<=|>=|==|<|>)\s*[-+]?[0-9]+(\.[0-9]+)?\s*$"
 
 ConditionType = Literal["test_pass", "lint_clean", "coverage_threshold", "build_pass", "custom_command", "metric"]
 StopReason = Literal[
-    "converged", "unfixable", "stuck", "timeout", "ceiling", "budget-exhausted", "cancelled", "judge-error"
+    "converged", "unfixable", "stuck", "timeout", "ceiling", "budget-exhausted", "cancelled", "judge-error",
+    "tampered", "flagged",
 ]
 Blocker = Literal["needs_user_input", "external_wait", "run_failed"]
 
@@ -38,6 +39,8 @@ EXIT_CODES: dict[str, int] = {
     "budget-exhausted": 5,
     "cancelled": 6,
     "judge-error": 7,
+    "tampered": 8,
+    "flagged": 9,
 }
 
 

@@ -10,7 +10,8 @@ from .base import ConditionType, Int, Model, NonNegFloat, NonNegInt, PosInt
 
 TestOutcome = Literal["passed", "failed", "skipped", "xfailed", "xpassed"]
 IssueKind = Literal["test-gone", "test-skipped", "test-xfailed", "test-deselected", "fewer-tests", "census-lost",
-                    "pristine-failed", "pristine-unavailable", "goal-edited"]
+                    "pristine-failed", "pristine-unavailable", "goal-edited", "goal-tampered", "environment-changed",
+                    "census-disagrees", "forgery", "special-casing", "files-moved"]
 
 
 class Rerun(Model):
@@ -134,6 +135,10 @@ class Integrity(Model):
     pristine_note: str = Field(default="", description="Why there was no pristine run, when there was none.")
     census: list[Census | None] = Field(default_factory=list, description="The live run's, one per condition.")
     issues: list[IntegrityIssue] = Field(default_factory=list)
+    findings: list[IntegrityIssue] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="Suspicions that do not refuse a run by themselves (the tripwires): a model judge is asked "
+                    "to check them; with no model judge a flagged green run escalates for a person to accept.")
 
     @property
     def blocks(self) -> bool:

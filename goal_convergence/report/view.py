@@ -23,6 +23,8 @@ MEANING = {
     "budget-exhausted": "dollar (or token) budget spent, maker and oracle together",
     "cancelled": "abandoned by the user",
     "judge-error": "the oracle could not give a valid verdict, repeatedly",
+    "tampered": "the goal's terms, state or baseline were edited outside goal-convergence",
+    "flagged": "every check passed, but a tripwire flagged how: a person accepts or rejects it",
 }
 KINDS = {"converge": "converged", "veto": "green, not accepted (oracle veto, integrity guard, open task or judge "
          "error)", "continue": "not done: carry on", "recheck": "checked again", "stop": "stopped"}

@@ -26,7 +26,8 @@ ACTIONS = ("pause", "resume", "converge", "escalate", "abandon")
 
 # The stop reason each ending records; an escalation names its own, one of the budget or judge ones.
 _FIXED_REASON: dict[str, StopReason] = {"converged": "converged", "failed": "cancelled"}
-ESCALATION_REASONS = ("unfixable", "stuck", "timeout", "ceiling", "budget-exhausted", "judge-error")
+ESCALATION_REASONS = ("unfixable", "stuck", "timeout", "ceiling", "budget-exhausted", "judge-error", "tampered",
+                      "flagged")
 
 _HOW_TO = {
     "paused": "run `goal resume` to carry on, or `goal abandon` to end it",
