@@ -35,6 +35,7 @@ class Stat:
     """What /proc/PID/stat says about a process, as far as we need it."""
 
     state: str
+    ppid: int
     pgid: int
     started: int  # clock ticks since boot
 
@@ -47,7 +48,7 @@ def stat(pid: int) -> Stat | None:
         return None
     # The command name (field 2) may hold spaces and parentheses: the fields after it start after the last ")".
     fields = raw[raw.rindex(b")") + 2:].split()
-    return Stat(fields[0].decode(), int(fields[2]), int(fields[19]))
+    return Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[19]))
 
 
 def started(pid: int) -> int | None:
