@@ -98,20 +98,22 @@ def test_paths_are_resolved_from_the_sessions_folder_through_symlinks(guarded, g
     for tool, key, path in [("Edit", "file_path", goal_file), ("Write", "file_path", "notes/goal-x.json"),
                             ("MultiEdit", "file_path", os.path.relpath(goal_file, work)),
                             ("NotebookEdit", "notebook_path", str(gc_home / "baselines" / "n.ipynb")),
-                            ("Read", "file_path", "notes/goal-x.json"), ("Read", "file_path", str(gc_home / "seal.key"))]:
+                            ("Read", "file_path", "notes/goal-x.json"),
+                            ("Read", "file_path", str(gc_home / "seal.key"))]:
         assert pretool.refusal(tool, {key: path}, guarded), (tool, path)
     assert "searches" in pretool.refusal("Grep", {"pattern": "expect", "path": str(gc_home)}, guarded)
     assert pretool.refusal("Grep", {"pattern": "x", "path": "notes"}, guarded)
     assert pretool.refusal("Glob", {"pattern": f"{gc_home}/goals/*.json"}, guarded)
     assert pretool.refusal("Glob", {"pattern": "**/*.json", "path": str(gc_home.parent)}, guarded)  # walks into it
-    for tool, tool_input in [("Edit", {"file_path": "calc.py"}), ("Read", {"file_path": str(gc_home / "settings.json")}),
+    for tool, tool_input in [("Edit", {"file_path": "calc.py"}),
+                             ("Read", {"file_path": str(gc_home / "settings.json")}),
                              ("Grep", {"pattern": "goal"}), ("Glob", {"pattern": "**/*.py"}),
                              ("Write", {"file_path": str(gc_home / "worktrees" / "goal-x" / "a.py")}),
                              ("WebFetch", {"url": "https://example.com"}), ("Bash", {})]:
         assert pretool.refusal(tool, tool_input, guarded) is None, tool
 
 
-def test_a_home_of_its_own_is_guarded_whole_but_its_worktrees(tmp_path, monkeypatch):
+def test_a_home_of_its_own_is_guarded_whole_but_its_worktrees(tmp_path):
     home = tmp_path / "gc"
     (home / "newer-file").parent.mkdir()
     (home / "newer-file").write_text("")
