@@ -5,6 +5,9 @@
 
 - Stop with no goal for the session, in a home of 0 and of 10,000 goal files (15 iterations of real
   evidence each): flat in goal count (<= 1.3x the 0-goal time) and <= 3x bare Python.
+- PreToolUse (before every tool call) with no goal for the session, at 10,000 goal files: <= 1.2x the
+  Stop above, measured beside it; and for the session that owns a goal (a Bash call parsed, checked
+  and let through, the session's process recorded): <= 3x bare Python.
 - Any hook right after the index went stale (one goal file rewritten behind the store's back), at
   10,000 goals: <= 1 s.
 - SessionEnd with a goal bound, at 10,000 goals: <= 10x bare Python. The hook hands its work to a
@@ -121,6 +124,7 @@ def measure(work: Path, total: int, long_history: int, runs: int) -> list[Row]:
                     round(at_full / at_zero, 2)))
     rows.append(Row(f"Stop hook, no goal for the session, {total:,} goal files", f"{at_full:.0f} ms",
                     f"python -c pass: {bare:.0f} ms", "≤ 3× bare Python", at_full <= 3 * bare, round(at_full / bare, 2)))
+    rows += pre_tool_use(stop, no_goal, environment(full, work), root, bound, bare, total, runs)
 
     files = sorted((full / "goals").glob("goal-*.json"))
     victims = iter(files[1:])
@@ -155,6 +159,25 @@ def measure(work: Path, total: int, long_history: int, runs: int) -> list[Row]:
                         f"{long_history:,} iterations", f"{long:.0f} ms", f"same at 15 iterations: {short:.0f} ms",
                         "≤ 1.5× the 15-iteration time", long <= 1.5 * short, round(long / short, 2)))
     return rows
+
+
+def pre_tool_use(stop: list[str], no_goal: bytes, env: dict[str, str], root: Path, bound: str, bare: float, total: int,
+                 runs: int) -> list[Row]:
+    """PreToolUse beside the no-goal Stop (interleaved), and for the session that owns ``bound``."""
+    hook = hook_command("pre-tool-use")
+    call = {"tool_name": "Bash", "tool_input": {"command": "cd src && python -m pytest -q tests/ | tail -5"}}
+    none = payload("PreToolUse", "a-session-with-no-goal", root, **call)
+    pairs = [(timed(hook, none, env), timed(stop, no_goal, env)) for _ in range(2 * runs)]
+    pre, stopped = statistics.median(p[0] for p, _ in pairs), statistics.median(s[0] for _, s in pairs)
+    assert pairs[-1][0][1] == b"", pairs[-1][0][1]
+    owner, out = median(hook, payload("PreToolUse", "bench-bound", root, **call), env, runs)
+    assert out == b"", out
+    assert any(p.read_text() == bound for p in (Path(env["GOAL_CONVERGENCE_HOME"]) / "makers").iterdir())
+    return [Row(f"PreToolUse hook, no goal for the session, {total:,} goal files", f"{pre:.0f} ms",
+                f"Stop hook, no goal: {stopped:.0f} ms", "≤ 1.2× the no-goal Stop", pre <= 1.2 * stopped,
+                round(pre / stopped, 2)),
+            Row("PreToolUse hook, the session owns a goal (Bash checked, let through)", f"{owner:.0f} ms",
+                f"python -c pass: {bare:.0f} ms", "≤ 3× bare Python", owner <= 3 * bare, round(owner / bare, 2))]
 
 
 def active_stop(home: Path, root: Path, evidence, count: int, test: str):

@@ -2,7 +2,8 @@
 
     python3 goal-launch.py hook <event>      the hook's JSON on stdin
 
-Hooks run at every stop of every session, so the usual answer (no goal here: nothing to do) comes
+Hooks run at every stop of every session, and PreToolUse before every tool call, so the usual
+answer (no goal here: nothing to do) comes
 from the plugin's own stdlib-only fast path, imported from the plugin root, and the real CLI
 starts only when there is work. The CLI is `goal` on PATH, else a private virtual environment in
 ${CLAUDE_PLUGIN_DATA}/venvs/ that SessionStart builds from the plugin root in the background

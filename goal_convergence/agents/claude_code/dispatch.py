@@ -1,8 +1,9 @@
-"""`goal hook session-start|stop|session-end|prompt-expansion`, Claude Code's hook JSON on stdin.
+"""`goal hook session-start|stop|session-end|prompt-expansion|pre-tool-use`, Claude Code's hook JSON on stdin.
 
 The fast path answers first; the slow path (hooks.py, with pydantic and the whole loop) is
-imported only when it finds work. A hook never breaks the session it runs in: any failure is
-logged and reported in one line (``systemMessage``), and the exit code is always 0.
+imported only when it finds work (PreToolUse never needs it: pretool.py). A hook never breaks the
+session it runs in: any failure is logged and reported in one line (``systemMessage``), and the exit
+code is always 0, so a failed PreToolUse lets the tool call through.
 
 Claude Code gives all SessionEnd hooks together about 1.5 s and kills what runs longer, whatever
 the hook's own timeout says; the slow path alone can take that long on a loaded machine. So
@@ -41,7 +42,10 @@ def main(argv: list[str]) -> int:
         # popped: the checks and the oracle this hook runs may start hooks of their own
         ran = os.environ.pop(fast.RAN, None) == "1"
         child = os.environ.pop(DETACHED, None) == "1"
-        answer = None if ran or child else fast.answer(event, data)
+        if event == "pre-tool-use":  # the fast path's alone, even when the launcher's attempt failed
+            answer = fast.answer(event, data) or {}
+        else:
+            answer = None if ran or child else fast.answer(event, data)
         if answer is None and event == "session-end" and not child:
             answer = _out_of_reach(event, data)
         if answer is None:

@@ -1,12 +1,13 @@
 """The hooks' fast path: the answer when no goal needs touching, from the standard library alone.
 
-Hooks run at every stop of every session, and nearly always the answer is "no goal here". This
-module gives that answer on its own: it imports only the standard library and index.py (log.py
-and errors.py only on failure), so a Stop or SessionEnd costs a Python start and one stat of the
-session's binding file, and a SessionStart one read of the goal index; when the index is stale,
-reindex.py (standard library too) brings it up to date first. Anything
-that touches a goal is the slow path (hooks.py). The plugin's launcher imports this module straight
-from the plugin root, with ``python3 -S``, before it looks for the CLI.
+Hooks run at every stop of every session (PreToolUse before every tool call), and nearly always the
+answer is "no goal here". This module gives that answer on its own: it imports only the standard
+library and index.py (log.py and errors.py only on failure), so a Stop, SessionEnd or PreToolUse
+costs a Python start and one stat of the session's binding file, and a SessionStart one read of the
+goal index; when the index is stale, reindex.py (standard library too) brings it up to date first.
+Anything that touches a goal is the slow path (hooks.py), except PreToolUse's answer for a session
+that owns a goal, which pretool.py gives with the standard library too. The plugin's launcher
+imports this module straight from the plugin root, with ``python3 -S``, before it looks for the CLI.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from ...system import index
 
-EVENTS = ("session-start", "stop", "session-end", "prompt-expansion")
+EVENTS = ("session-start", "stop", "session-end", "prompt-expansion", "pre-tool-use")
 RESUMING = ("resume", "compact")  # SessionStart sources that continue this session's goal
 COMMAND = "/goal-convergence:goal"
 # Set by the launcher on the `goal hook` it starts once this fast path has found work: one Stop
@@ -41,7 +42,7 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
         # One stat, however many goals there are: the folder of bindings names this session's goal.
         bound_here = index.binding(index.home(), session_id)
         if bound_here is not None:
-            return None if bound_here else {}
+            return _working(event, payload, session_id) if bound_here else {}
     home = index.home()
     moved: list[tuple[Path, str]] = []
     summaries: list[dict[str, Any]] = []
@@ -70,7 +71,17 @@ def _answer(event: str, payload: dict[str, Any], session_id: str, home: Path,
             return None  # restart the goal's clock
         cwd = payload.get("cwd")  # a cwd that is not text is no folder: the hook's own (Claude Code's project)
         return session_start_answer(summaries, session_id, cwd if isinstance(cwd, str) else None)
-    return None if bound else {}
+    return _working(event, payload, session_id) if bound else {}
+
+
+def _working(event: str, payload: dict[str, Any], session_id: str) -> dict[str, object] | None:
+    """For a session that owns an active goal: the slow path's work, or PreToolUse's answer, which stays
+    out of the slow path (it runs before every tool call) and needs only the standard library."""
+    if event != "pre-tool-use":
+        return None
+    from . import pretool
+
+    return pretool.answer(payload, session_id, index.home())
 
 
 def failure_line(event: str, exc: BaseException) -> str:
