@@ -9,7 +9,9 @@ it. Each hit is ``(line, what)``: what the code does, said for a person.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections.abc import Iterator
 
 # Dotted names a product module has no business reaching, with what they do. A name matches itself and
 # anything under it (``_pytest`` covers ``_pytest.runner.call_and_report``).
@@ -49,7 +51,12 @@ def _dotted(node: ast.AST) -> str:
     return ".".join([node.id, *reversed(parts)])
 
 
+_ROOTS = frozenset(name.split(".")[0] for name in REACHES)
+
+
 def _reach(name: str) -> str | None:
+    if name.partition(".")[0] not in _ROOTS:  # most names: one set lookup
+        return None
     for prefix, what in REACHES.items():
         if name == prefix or name.startswith(prefix + "."):
             return what
@@ -125,10 +132,26 @@ def _constant_str(node: ast.AST) -> str:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
-def python(tree: ast.Module, added: set[int]) -> list[tuple[int, str]]:
-    """The forgeries in a module's ``added`` lines, one a line."""
+def walk_added(tree: ast.AST, added: set[int]) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` whose lines take in an added one: a subtree wholly unchanged is not entered,
+    so a small change to a large module costs little (special_casing.py walks the same way)."""
+    lines = sorted(added)
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        start = getattr(node, "lineno", None)
+        if start is not None:
+            at = bisect.bisect_left(lines, start)
+            if at == len(lines) or lines[at] > (getattr(node, "end_lineno", None) or start):
+                continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def python(nodes: list[ast.AST], added: set[int]) -> list[tuple[int, str]]:
+    """The forgeries in a module's ``added`` lines, one a line (``nodes``: ``walk_added``'s)."""
     found: dict[int, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         line = getattr(node, "lineno", None)
         if line in added and line not in found and (what := _node(node)):
             found[line] = what

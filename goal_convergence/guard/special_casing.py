@@ -109,36 +109,49 @@ def _returned(body: list[ast.stmt]) -> Iterator[tuple[int, set[Literal]]]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def python(tree: ast.Module, added: set[int], wanted: set[Literal], before: set[Literal]) -> list[tuple[int, str]]:
-    """The added blocks that compare against one of ``wanted`` and return another (``before``: what the
-    file held already, never suspected)."""
-    wanted = wanted - before
-    if not wanted:
-        return []
-    found: dict[int, str] = {}
+# A block's line, what it compares against, what it answers, and whether all of both must be the tests' (a
+# table: a real one has more entries than the tests try).
+Candidate = tuple[int, set[Literal], set[Literal], bool]
 
-    def hit(line: int, inputs: set[Literal], outputs: set[Literal]) -> None:
-        if inputs and outputs and line not in found:
-            show = ", ".join(repr(v) for _, v in sorted(inputs, key=repr)[:3])
-            found[line] = (f"compares against {show} and answers {', '.join(repr(v) for _, v in sorted(outputs, key=repr)[:3])}"
-                           ", literals of the tests that failed when the goal began")
 
-    for node in ast.walk(tree):
+def candidates(nodes: list[ast.AST], added: set[int]) -> list[Candidate]:
+    """The added blocks (``nodes``: forgery.walk_added's) that compare an input against a literal and answer
+    with one: ``if x == 7: return 42`` and the like. Cheap to find, so the failing tests' literals are read
+    only when there are some."""
+    found: list[Candidate] = []
+    for node in nodes:
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.If) and line in added:
             answers = {k for at, keys in _returned(node.body) if at in added for k in keys}
-            hit(line, _compared(node.test) & wanted, answers & wanted)
+            found.append((line, _compared(node.test), answers, False))
         elif isinstance(node, ast.IfExp) and line in added:
-            hit(line, _compared(node.test) & wanted, _keys(ast.walk(node.body)) & wanted)
+            found.append((line, _compared(node.test), _keys(ast.walk(node.body)), False))
         elif isinstance(node, ast.match_case) and node.pattern.lineno in added:
             pattern = {k for n in ast.walk(node.pattern) if isinstance(n, ast.MatchValue) for k in _keys([n.value])}
             answers = {k for at, keys in _returned(node.body) if at in added for k in keys}
-            hit(node.pattern.lineno, pattern & wanted, answers & wanted)
-        elif isinstance(node, ast.Dict) and line in added and node.keys:
-            # A table made of the failing tests' inputs and answers only; a real table has more than they test.
-            if all(k is not None and _key(k) in wanted and _key(v) in wanted for k, v in zip(node.keys, node.values)):
-                hit(line, _keys(k for k in node.keys if k is not None), _keys(node.values))
-    return sorted(found.items())
+            found.append((node.pattern.lineno, pattern, answers, False))
+        elif isinstance(node, ast.Dict) and line in added and node.keys \
+                and all(k is not None and _key(k) and _key(v) for k, v in zip(node.keys, node.values)):
+            found.append((line, _keys(k for k in node.keys if k is not None), _keys(node.values), True))
+    return [c for c in found if c[1] and c[2]]
+
+
+def python(found: list[Candidate], wanted: set[Literal], before: set[Literal]) -> list[tuple[int, str]]:
+    """The candidates that compare against one of ``wanted`` and answer another (``before``: what the
+    file held already, never suspected). A table counts only when every entry is the tests': a real
+    table has more than they test."""
+    wanted = wanted - before
+    hits: dict[int, str] = {}
+    for line, inputs, outputs, table in found:
+        ins, outs = inputs & wanted, outputs & wanted
+        if table and (ins != inputs or outs != outputs):
+            continue
+        if ins and outs and line not in hits:
+            show = ", ".join(repr(v) for _, v in sorted(ins, key=repr)[:3])
+            hits[line] = (f"compares against {show} and answers "
+                          f"{', '.join(repr(v) for _, v in sorted(outs, key=repr)[:3])}, literals of the tests "
+                          "that failed when the goal began")
+    return sorted(hits.items())
 
 
 def file_literals(tree: ast.Module) -> set[Literal]:

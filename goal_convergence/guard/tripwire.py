@@ -15,6 +15,7 @@ import ast
 import difflib
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import GoalConvergenceError
@@ -140,17 +141,24 @@ def inspect(root: Path, home: Path, goal_id: str, number: int, start_tree: str, 
     if changes is None:
         changes = _folder_changes(root, blobs, sources)
     changes = [c for c in changes if c[2] is not None and len(c[2]) <= MAX_BYTES and is_product(c[0], defining)]
-    wanted = _failing_literals(blobs, defining, failing) if any(c[0].endswith(PYTHON) for c in changes) else set()
+    wanted: list[set[special_casing.Literal]] = []  # read once, and only when a block could be special-casing
+
+    def literals() -> set[special_casing.Literal]:
+        if not wanted:
+            wanted.append(_failing_literals(blobs, defining, failing))
+        return wanted[0]
+
     findings: list[IntegrityIssue] = []
     for rel, old, new in changes[:MAX_FILES]:
         assert new is not None
         findings += scan(rel, old.decode("utf-8", "replace") if old is not None else None,
-                         new.decode("utf-8", "replace"), wanted)
+                         new.decode("utf-8", "replace"), literals)
     return findings[:MAX_FINDINGS]
 
 
-def scan(rel: str, old: str | None, new: str, wanted: set[special_casing.Literal]) -> list[IntegrityIssue]:
-    """The findings in one product file's change (``old`` None: a new file); ``wanted``: the failing
+def scan(rel: str, old: str | None, new: str,
+         wanted: Callable[[], set[special_casing.Literal]]) -> list[IntegrityIssue]:
+    """The findings in one product file's change (``old`` None: a new file); ``wanted`` gives the failing
     tests' literals."""
     added = added_lines(old, new)
     if not added:
@@ -161,9 +169,10 @@ def scan(rel: str, old: str | None, new: str, wanted: set[special_casing.Literal
         module = ast.parse(new)
     except (SyntaxError, ValueError):
         return []  # it does not import: the checks say so
-    found = _issues("forgery", rel, forgery.python(module, added))
-    if wanted:
-        found += _issues("special-casing", rel, special_casing.python(module, added, wanted, _parsed_literals(old)))
+    nodes = list(forgery.walk_added(module, added))
+    found = _issues("forgery", rel, forgery.python(nodes, added))
+    if (blocks := special_casing.candidates(nodes, added)) and (tests := wanted()):
+        found += _issues("special-casing", rel, special_casing.python(blocks, tests, _parsed_literals(old)))
     return found
 
 

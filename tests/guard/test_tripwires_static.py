@@ -53,23 +53,23 @@ HONEST = {
 
 @pytest.mark.parametrize("code", FORGERIES.values(), ids=FORGERIES.keys())
 def test_each_forgery_is_flagged_in_added_product_code_and_not_when_it_was_there_before(code):
-    found = tripwire.scan("pkg/mod.py", None, code, set())
+    found = tripwire.scan("pkg/mod.py", None, code, set)
     assert found and all(i.kind == "forgery" and i.subject.startswith("pkg/mod.py:") for i in found)
     assert all("added since the goal began" in i.detail for i in found)
     before = code + "\n\ndef untouched():\n    return 3\n"
-    assert tripwire.scan("pkg/mod.py", before, before.replace("return 3", "return 4"), set()) == []
+    assert tripwire.scan("pkg/mod.py", before, before.replace("return 3", "return 4"), set) == []
 
 
 @pytest.mark.parametrize("code", HONEST.values(), ids=HONEST.keys())
 def test_honest_product_code_is_not_flagged(code):
-    assert tripwire.scan("pkg/mod.py", None, code, set()) == []
+    assert tripwire.scan("pkg/mod.py", None, code, set) == []
 
 
 @pytest.mark.parametrize("line, flagged", [("process.exit(0);", True), ("Date.now = () => 0;", True),
                                            ("process.on('exit', () => report());", True),
                                            ("const x = items.filter(Boolean);", False)])
 def test_script_forgeries_in_added_lines(line, flagged):
-    assert bool(tripwire.scan("src/app.ts", "export {};\n", f"export {{}};\n{line}\n", set())) is flagged
+    assert bool(tripwire.scan("src/app.ts", "export {};\n", f"export {{}};\n{line}\n", set)) is flagged
 
 
 def test_tests_conftest_and_check_files_are_not_product_code():
@@ -138,18 +138,18 @@ FIXES = {
 
 @pytest.mark.parametrize("code", CHEATS.values(), ids=CHEATS.keys())
 def test_special_casing_is_flagged(code):
-    [found] = tripwire.scan("calc.py", BEFORE, code, WANTED)
+    [found] = tripwire.scan("calc.py", BEFORE, code, lambda: WANTED)
     assert found.kind == "special-casing" and "42" in found.detail and "7" in found.detail
 
 
 @pytest.mark.parametrize("code", FIXES.values(), ids=FIXES.keys())
 def test_honest_fixes_holding_a_tests_literal_are_not_flagged(code):
-    assert tripwire.scan("calc.py", BEFORE, code, WANTED) == []
+    assert tripwire.scan("calc.py", BEFORE, code, lambda: WANTED) == []
 
 
 def test_a_literal_the_file_already_compared_against_is_not_the_tests():
     before = "def answer(x):\n    if x == 7:\n        return 41\n    return x * 2\n"
-    assert tripwire.scan("calc.py", before, before.replace("41", "42"), WANTED) == []
+    assert tripwire.scan("calc.py", before, before.replace("41", "42"), lambda: WANTED) == []
 
 
 # ---- on real trees: the goal's start, the maker's diff ------------------------------------------
