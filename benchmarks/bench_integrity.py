@@ -17,6 +17,9 @@ of iterations. Then it prints, each beside the live run of the conditions measur
 3. `integrity.inspect` on a green run after one test file was edited, so the pristine run happens:
    the whole inspect, `integrity.scratch_copy` alone (entered and left with an empty body), and
    inspect / live (the issue's figure: pristine run time relative to the live run);
+   Then the tripwires over a real-size diff (``tripwire.inspect``: 30 product modules changed by 40
+   lines each, every start test's literals read, the iteration's checkpoint taken as a Stop takes it),
+   relative to the live run;
 4. the baseline cost at `goal new` (record + start run, and the whole call) relative to one live run;
 5. the bytes the baseline keeps under the home.
 
@@ -66,10 +69,16 @@ from common import Row, report  # noqa: E402
 
 from goal_convergence.checks import conditions  # noqa: E402
 from goal_convergence.goals import creation, specs  # noqa: E402
-from goal_convergence.guard import integrity, protect  # noqa: E402
+from goal_convergence.guard import integrity, protect, tripwire  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
-from goal_convergence.vcs import tree  # noqa: E402
+from goal_convergence.vcs import checkpoint, tree  # noqa: E402
+
+DIFF_FILES = 30
+# An honest change: a function that compares and returns, as real fixes do, with no forgery in it.
+DIFF_BODY = "\n\ndef rebalance(values, limit=RATE):\n" + "".join(
+    f"    if len(values) == {n + 3}:\n        values = [v * {n + 2} for v in values]\n" for n in range(19)
+) + "    return values\n"
 
 COMMAND = "python -m pytest -q -p no:cacheprovider"
 SUBPACKAGES = ("core", "pricing", "tax", "inventory", "orders", "shipping", "reports", "users", "util", "codecs")
@@ -401,6 +410,25 @@ def bench(runs: int, rows: list[Row]) -> int:
     cold_quiet, _ = median_of(runs, fresh_process_inspect)
     names_took, names = median_of(runs, fresh_names)
 
+    # ---- the tripwires over a real-size diff: 30 product modules changed by 40 lines each ---------
+    manifest = integrity.load(store.root, goal.goal_id)
+    assert manifest is not None
+    edits = sorted((root / "ledger").rglob("m0*.py"))[:DIFF_FILES]
+    for path in edits:
+        path.write_text(path.read_text(encoding="utf-8") + DIFF_BODY, encoding="utf-8")
+    # Every start test counted as failing: the most literals the special-casing tripwire would ever read.
+    every = [t for ids in manifest.outcomes if ids for t in ids]
+    taken = checkpoint.take(goal, number)  # as a Stop takes it before the guard: the tripwires read its tree
+    assert taken.checkpoint is not None, taken.off
+
+    def tripwires() -> list:
+        return tripwire.inspect(root, store.root, goal.goal_id, number, manifest.start_tree, goal.base_commit,
+                                manifest.sources, manifest.files, every)
+
+    wires_took, wire_findings = median_of(quiet_runs, tripwires)
+    took, found = timed(lambda: conditions.run_conditions(goal.stopping_conditions, root))
+    lives.append(took)
+
     # ---- one test file edited: live and pristine runs in turn, so load drift hits both alike ----
     edited_rel = f"tests/test_{SUBPACKAGES[1]}_01.py"
     edited = root / edited_rel
@@ -449,6 +477,10 @@ def bench(runs: int, rows: list[Row]) -> int:
     print(f"  the same as a fresh process sees it (hash cache and installed-module list empty): median "
           f"{ms(cold_quiet)} = {cold_quiet / live:.3f} of the live run; listing the {len(names):,} module names a "
           f"file must not shadow alone takes {ms(names_took)}")
+    print(f"tripwires, green run, {len(edits)} product modules changed by {DIFF_BODY.count(chr(10))} lines each, "
+          f"all {len(every)} start tests counted as failing, the iteration's checkpoint taken: median "
+          f"{ms(wires_took)} over {quiet_runs} = {wires_took / live:.4f} of the live run; findings: "
+          f"{[i.kind for i in wire_findings] or 'none'}")
     print(f"guard, green run, one test file edited ({edited.relative_to(root)}): inspect median "
           f"{ms(pristine_inspect)} over {runs} = {pristine_inspect / live:.2f}x the live run (pristine run time "
           f"relative to the live run)")
@@ -476,10 +508,12 @@ def bench(runs: int, rows: list[Row]) -> int:
         Row("integrity guard, green run after a test file was edited (pristine run in a scratch copy)",
             ms(pristine_inspect), live_ms, "≤ 2× the live run (one extra run)", pristine_inspect / live <= 2,
             pristine_inspect / live),
+        Row(f"tripwires over the maker's diff, green run ({len(edits)} product modules changed)", ms(wires_took),
+            live_ms, "≤ 0.25× the live run", wires_took / live <= 0.25, wires_took / live),
         Row("`goal new` (baseline record + start run)", ms(new_took), live_ms, "≤ 1.5× the live run",
             new_took / live <= 1.5, new_took / live),
     ]
-    ok = (quiet_ok and pristine is not None and pristine.passed and linked and bool(restored) and all(greens)
+    ok = (quiet_ok and not wire_findings and pristine is not None and pristine.passed and linked and bool(restored) and all(greens)
           and cold_found[0].passed)
     if not ok:
         print("SETUP PROBLEM: the figures above do not measure what they say")

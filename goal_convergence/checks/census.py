@@ -20,7 +20,7 @@ from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys
 
-JUNIT_FILE = "pytest-junit.xml"
+JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
 
 # Best to worst. A test's outcomes are a bit mask: pytest reports a test that errs in teardown twice
 # (passed, then error); the worse is the test's outcome, and both count against the runner's counts.
@@ -129,6 +129,7 @@ class CensusScanner(LineScanner):
         super().__init__((_KEYS,))
         self._sums: dict[str, Counter[str]] = {}
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
+        self._summaries: Counter[str] = Counter()  # summary lines by runner: how many sessions the output had
         self._memo: set[bytes] = set()
         self._ran: int | None = None  # unittest's "Ran N tests", until its status line
         self._jest_file, self._jest_left, self._cargo = "", 0, ""
@@ -166,6 +167,7 @@ class CensusScanner(LineScanner):
     def _add(self, runner: str, counts: Counter[str]) -> None:
         self._ids.setdefault(runner, {})
         self._sums.setdefault(runner, Counter()).update(counts)
+        self._summaries[runner] += 1
 
     def _line(self, line: str) -> bool:
         """Take in one line; True when what it did depended on nothing before it."""
@@ -293,23 +295,42 @@ def read_junit(path: Path) -> Census | None:
     return None if (found := _junit(Path(path))) is None else _from_junit(found[0], None)
 
 
-def runner_env(base: Mapping[str, str], folder: Path) -> dict[str, str]:
-    """``base`` with pytest asked to write its JUnit XML into ``folder``, whatever the command. (A
+def runner_env(base: Mapping[str, str], folder: Path, name: str = JUNIT_FILE) -> dict[str, str]:
+    """``base`` with pytest asked to write its JUnit XML into ``folder``/``name``, whatever the command. (A
     ``--junitxml`` in the command comes later and wins; one already in PYTEST_ADDOPTS is left alone.)"""
     env = dict(base)
     had = env.get("PYTEST_ADDOPTS", "").strip()
     if not re.search(r"--junit-?xml|no:junitxml", had):
-        ours = shlex.quote(f"--junitxml={Path(folder) / JUNIT_FILE}")
+        ours = shlex.quote(f"--junitxml={Path(folder) / name}")
         env["PYTEST_ADDOPTS"] = f"{had} {ours}" if had else ours
     return env
 
 
-def collect(scanner: CensusScanner, folder: Path) -> Census | None:
-    """The census of one run: pytest's JUnit XML in ``folder`` when there is one, else the output's."""
-    found, said = _junit(Path(folder) / JUNIT_FILE), scanner._sums.get("pytest")
+def collect(scanner: CensusScanner, folder: Path, name: str = JUNIT_FILE) -> Census | None:
+    """The census of one run: pytest's JUnit XML in ``folder`` when there is one, else the output's.
+
+    The XML is written by a file the code under test could write too, so it is held to the runner's own
+    streamed summary: when one pytest session's XML counts more passes or fewer failures than its summary,
+    the output's census is taken and says so (``Census.disagrees``, an integrity finding)."""
+    found, said = _junit(Path(folder) / name), scanner._sums.get("pytest")
     # The XML holds the last pytest session only: with several in one command (or a nested one that
     # outlived its parent) it does not account for the tests the output counted.
     counted = sum(said[k] for k in ("passed", "failed", "skipped", "xfailed", "xpassed")) if said else 0
-    if found is None or said is not None and not counted <= found[1] <= counted + said["errors"]:
+    if found is None:
         return scanner.result()
-    return _from_junit(found[0], said["deselected"] if said is not None else None)
+    xml = _from_junit(found[0], said["deselected"] if said is not None else None)
+    forged = said is not None and scanner._summaries["pytest"] == 1 and (
+        (xml.passed or 0) > said["passed"] or (xml.failed or 0) < said["failed"])
+    if forged or said is not None and not counted <= found[1] <= counted + said["errors"]:
+        return _disagreeing(scanner, xml if forged else None, found[1])
+    return xml
+
+
+def _disagreeing(scanner: CensusScanner, xml: Census | None, cases: int) -> Census | None:
+    """The output's census; when the XML disagrees with it (``xml``), saying how."""
+    result = scanner.result()
+    if xml is not None and result is not None:
+        result.disagrees = (f"pytest's JUnit report says {xml.passed} passed and {xml.failed} failed of {cases} "
+                            f"test cases, its own summary {result.summary}: something other than pytest wrote "
+                            f"or changed the report")
+    return result

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import threading
@@ -77,17 +78,20 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     # The failure scanner last: its last keys (path lines, a warning's heading in most outputs) are then
     # the last tried, and a line they find is asked of no other scanner (sieve.Sieve).
     capture = Capture([LineScanners([tests] + ([coverage] if coverage is not None else []) + [failures])])
-    # pytest writes its JUnit XML here (census.runner_env), in a folder of this run's own.
+    # pytest writes its JUnit XML here (census.runner_env), in a folder of this run's own. Both names are
+    # unguessable, so code under test cannot find the report by a pattern; what it could still write is
+    # held to pytest's own summary (census.collect).
+    report = f"{secrets.token_hex(16)}.xml"
     try:
-        folder: Path | None = Path(tempfile.mkdtemp(prefix="goal-census-"))
+        folder: Path | None = Path(tempfile.mkdtemp(prefix=secrets.token_hex(8)))
     except OSError:  # no writable temp folder: the census comes from the output alone
         folder = None
     try:
-        env = census.runner_env(os.environ if base_env is None else base_env, folder) if folder else base_env
+        env = census.runner_env(os.environ if base_env is None else base_env, folder, report) if folder else base_env
         if folder and "COVERAGE_FILE" not in (env or {}):  # coverage.py's data file, out of the project
             env = {**(env or os.environ), "COVERAGE_FILE": str(folder / ".coverage")}
         done = run(shell(condition.command), root, capture, timeout=timeout, cancel=cancel, env=env)
-        test_census = census.collect(tests, folder) if folder else tests.result()
+        test_census = census.collect(tests, folder, report) if folder else tests.result()
     except OSError as e:
         error = f"could not start the command ({e}); check that the project root {root} is readable"
         return [evidence(passed=False, error=error, fingerprint=fingerprint([error], None, False))]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import IllegalTransition
+from ..rules import lifecycle
 from ..models import AttemptBest, BestCheckpoint, FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
 from ..storage.store import Store
 from ..system import mask
@@ -103,6 +104,25 @@ def dismiss(store: Store, triage_id: str, keep_checkpoints: bool = False) -> Tri
     if item.goal_id and not keep_checkpoints:
         checkpoint.drop(item.goal_id, item.project_root)
     return item
+
+
+def accept(store: Store, triage_id: str, now: datetime | None = None) -> Goal:
+    """Converge the goal of an item flagged by the tripwires: a person looked at the findings and
+    accepts the green run as done. Any other item is refused (lifecycle.py)."""
+    now = now or datetime.now(UTC)
+    item = _require_open(store.load(TriageItem, triage_id))
+    if not item.goal_id:
+        raise IllegalTransition(f"triage item {triage_id} has no goal to accept; `goal triage act {triage_id}` "
+                                f"makes one from it")
+
+    def change(goal: Goal) -> Goal:
+        lifecycle.transition(goal, "accept", now)
+        goal.accepted_at = now_iso(now)
+        return goal
+
+    goal = store.update(Goal, item.goal_id, change)
+    store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "acted"))
+    return goal
 
 
 def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None = None) -> Goal:

@@ -29,7 +29,7 @@ from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, Inte
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
 from ..vcs import tree
-from . import protect
+from . import protect, tripwire
 from .scratch import LEFT_OUT, copy_tree
 
 MAX_FILES = 20_000
@@ -49,6 +49,8 @@ class Manifest(Model):
     sensitive: list[str] = Field(default_factory=list)
     outcomes: list[dict[str, str] | None] = Field(default_factory=list)
     contract: str = ""
+    start_tree: str = ""  # the work tree as the goal began, a git tree object (tripwire.start)
+    sources: dict[str, str] = Field(default_factory=dict)  # outside git: the product sources' start hashes
 
 
 def _folder(home: Path) -> Path:
@@ -98,6 +100,7 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
             write_atomic(blobs / digest, data)
         manifest.kept.append(rel)
         kept_bytes += len(data)
+    manifest.start_tree, manifest.sources = tripwire.start(root, blobs, manifest.files)
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "
                      f"{MAX_KEPT_BYTES >> 20} MiB in all) are watched but cannot be restored")
@@ -172,7 +175,20 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         issues += more
     unique = list({(i.kind, i.subject, i.condition): i for i in issues}.values())
     report.issues = _since(unique, goal.history, number)[:MAX_ISSUES]
+    if green:
+        report.findings = _findings(home, goal, manifest, found, number)
     return report
+
+
+def _findings(home: Path, goal: Goal, manifest: Manifest, found: list[ConditionEvidence],
+              number: int) -> list[IntegrityIssue]:
+    """Suspicions for a person or a model judge to weigh: the census a report file may have forged, and
+    the tripwires over the maker's product changes."""
+    disagree = [IntegrityIssue(kind="census-disagrees", subject=e.command, condition=e.index, detail=e.census.disagrees)
+                for e in found if e.census is not None and e.census.disagrees]
+    failing = [test for ids in manifest.outcomes if ids for test, outcome in ids.items() if outcome == "failed"]
+    return disagree + tripwire.inspect(Path(goal.project_root), home, goal.goal_id, number, manifest.start_tree,
+                                       goal.base_commit, manifest.sources, manifest.files, failing)
 
 
 def _ignored_files(root: Path) -> list[str]:

@@ -35,6 +35,9 @@ class Census(Model):
     xfailed: NonNegInt | None = Field(default=None, description="Expected failures that failed (xpassed count as ran).")
     deselected: NonNegInt | None = None
     ids: NonNegInt = Field(default=0, description="How many test ids the output named (0: counts only).")
+    disagrees: str = Field(default="", exclude_if=lambda v: not v,
+                           description="How pytest's JUnit report disagreed with its own summary (the summary "
+                                       "is what is counted).")
     _outcomes: dict[str, TestOutcome] = PrivateAttr(default_factory=dict)
 
     @property

@@ -295,6 +295,9 @@ class Goal(Model):
                               description="The plan: the goal converges only once none is open.")
     min_confidence: float | None = Field(default=None, ge=0, le=1, exclude_if=lambda v: v is None,
                                          description="A converged verdict less confident than this is a veto.")
+    accepted_at: Timestamp | None = Field(default=None, exclude_if=lambda v: v is None,
+                                          description="When a person accepted a green run flagged by the tripwires "
+                                                      "(`goal triage act ID accept`): it converged on their word.")
     checkpoints_off: str | None = Field(default=None, exclude_if=lambda v: v is None,
                                         description="Why no checkpoint is taken (outside git, tree too large).")
     settings_history: list[SettingsChange] = Field(default_factory=list, exclude_if=lambda v: not v,

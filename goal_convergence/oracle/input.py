@@ -60,6 +60,8 @@ class IntegrityInput(Model):
     census: list[str] = Field(default_factory=list)
     pristine: str = ""
     issues: list[str] = Field(default_factory=list)
+    # Left out when there are none, so an input without them reads as before.
+    findings: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class PlanTask(Model):
@@ -136,7 +138,8 @@ def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) 
     return IntegrityInput(enforced=guard.enforced, changed=guard.changed[:30], deleted=guard.deleted[:30],
                           added=guard.added[:30], census=[census(e.index, e.census) for e in evidence],
                           pristine=pristine,
-                          issues=[cut(f"{i.kind}: {i.subject}: {i.detail}", 300, head=0) or "" for i in guard.issues[:10]])
+                          issues=[cut(f"{i.kind}: {i.subject}: {i.detail}", 300, head=0) or "" for i in guard.issues[:10]],
+                          findings=[cut(f"{i.kind}: {i.detail}", 400, head=0) or "" for i in guard.findings[:10]])
 
 
 def _past(it: Iteration) -> PastIteration:

@@ -52,6 +52,15 @@ a requirement, never remove one.
 xfail marks, loosened assertions, lowered thresholds, excluded files, `|| true`, or edits to the \
 scripts and configs the checks run. A change to a check-defining file is suspect: read it and accept \
 it only if the objective itself calls for it.
+- integrity.findings are suspicions for you to settle by reading the code: "forgery" is product code \
+(not a test) added since the goal began that reaches into the test framework or the process's exit \
+(pytest's reports, hooks or internals, unittest's results, os._exit or an exit with success, atexit, \
+sys.excepthook, an __eq__ that is always true, its caller's frame, the clock, the run's report files); \
+"special-casing" is product code that compares an input against a literal of a test that failed when \
+the goal began and answers with another (`if x == 7: return 42`); "census-disagrees" is a test report \
+file that says more passed than the runner's own summary. Open each file and line named. If the code \
+makes the tests pass without doing what the objective asks, the goal has not converged: say which \
+finding in reasons. If it is a legitimate part of the fix, you may converge.
 - Judge the objective, not only the checks: when the checks pass but the objective is not met, the \
 goal has not converged.
 - nextHint: one concrete next step for the maker: the file, the function, the failing test, and what \

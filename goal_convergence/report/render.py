@@ -50,7 +50,9 @@ def condition_lines(goal: Goal) -> list[str]:
 def status(goal: Goal, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     lines = [f"{goal.goal_id}: {goal.objective}",
-             f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else ""),
+             f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else "")
+             + (f", accepted by a person at {goal.accepted_at[:16].replace('T', ' ')} over the tripwires' findings"
+                if goal.accepted_at else ""),
              f"project: {goal.project_root}",
              f"session: {goal.session_id or '(none)'}",
              "conditions:", *condition_lines(goal),
@@ -192,6 +194,7 @@ def guard_lines(guard: Integrity, indent: str = "") -> list[str]:
         lines.append(f"{indent}pristine re-run: {guard.pristine_note}")
     lines += [f"{indent}issue: {i.kind}: {i.subject}: {i.detail}" + (f" (since #{i.since})" if i.since else "")
               for i in guard.issues[:10]]
+    lines += [f"{indent}finding: {i.kind}: {i.detail}" for i in guard.findings[:10]]
     return lines
 
 
@@ -248,8 +251,13 @@ def triage_item(item) -> str:
                      f"passing); restore it with `{best.restore}`")
     lines += [f"  attempt {a.attempt}: best iteration {a.iteration} ({a.passing}/{a.conditions} passing); restore it "
               f"with `{a.restore}`" for a in item.attempts]
-    lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "
-                 f"`goal triage dismiss {item.triage_id}`")
+    if item.stop_reason == "flagged":
+        lines.append(f"next: read the findings, then `goal triage act {item.triage_id} accept` to accept the run as "
+                     f"done, `goal triage act {item.triage_id}` to send the maker back, or `goal abandon "
+                     f"{item.goal_id}`")
+    else:
+        lines.append(f"next: `goal triage act {item.triage_id}` (with budget flags to raise limits) or "
+                     f"`goal triage dismiss {item.triage_id}`")
     return "\n".join(lines)
 
 

@@ -26,6 +26,7 @@ MEANING = {
     "tampered": "the goal's terms, state or baseline were edited outside goal-convergence",
     "flagged": "every check passed, but a tripwire flagged how: a person accepts or rejects it",
 }
+ACCEPTED = "every check passed and a person accepted the run over the tripwires' findings (`goal triage act ID accept`)"
 KINDS = {"converge": "converged", "veto": "green, not accepted (oracle veto, integrity guard, open task or judge "
          "error)", "continue": "not done: carry on", "recheck": "checked again", "stop": "stopped"}
 HYDRATED_TAIL = 4000  # characters of a condition's output tail the timeline shows (latest iterations only)
@@ -112,7 +113,7 @@ def page(goal: Goal, now: datetime | None = None) -> dict:
     closest = trend.best(goal) if goal.state != "converged" else None
     entries = [_entry(goal, it, p) for it, p in zip(goal.history, points, strict=True)]
     return {
-        "goal": goal, "meaning": MEANING.get(goal.stop_reason or "", ""), "kinds": KINDS,
+        "goal": goal, "meaning": ACCEPTED if goal.accepted_at else MEANING.get(goal.stop_reason or "", ""), "kinds": KINDS,
         "generated": when(now.isoformat()), "gauges": gauges(goal, now),
         "chart": chart.chart(series(goal, points), [p.kind for p in points], points[0].number if points else 1),
         # what the page's script shows on hover: one row an iteration, in the order of the chart's bands

@@ -94,6 +94,29 @@ def hint_from_integrity(guard: Integrity) -> str:
             + "Put the original tests and check files back (new tests may stay) and fix the code instead.")
 
 
+# The judges that read the findings and weigh them (oracle/input.py); the others cannot, so a person does.
+MODEL_JUDGES = ("anthropic", "claude-cli", "auto")
+WAY_OUT = ('If the goal cannot be met honestly as written, say so: run `goal blocked "why"` and a person will '
+           "decide.")
+
+
+def flagged(goal: Goal, evidence: Evidence) -> list[IntegrityIssue]:
+    """The tripwires' findings a person must weigh before this run converges: all of them when no model
+    judge reads them (``conditions``, a ``command``), none otherwise (the verdict weighed them)."""
+    if evidence.integrity is None or goal.oracle.provider in MODEL_JUDGES:
+        return []
+    return evidence.integrity.findings
+
+
+def hint_from_findings(findings: list[IntegrityIssue]) -> str:
+    """What the maker hears when its green run waits for a person: each finding, and the honest ways on."""
+    shown = "; ".join(i.detail for i in findings[:HINTS_SHOWN])
+    more = len(findings) - HINTS_SHOWN
+    return ("The checks pass, but the change looks like it works around the tests rather than fixing the code, "
+            "so a person must look before the goal is done: " + shown + (f"; and {more} more" if more > 0 else "")
+            + ". Remove that code and fix the behaviour itself. " + WAY_OUT)
+
+
 def no_progress(goal: Goal, evidence: Evidence) -> int:
     """How many iterations in a row, this one included, left the tree as the one before found it."""
     trees = [goal.base_tree] + [it.tree_fingerprint for it in goal.history] + [evidence.tree_fingerprint]
@@ -174,6 +197,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
         if held is None:
             if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
                 return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
+            if findings := flagged(goal, evidence):
+                notes.append(f"flagged for a person ({goal.oracle.provider} judge, which does not weigh findings): "
+                             + "; ".join(f"{i.kind} {i.subject}" for i in findings[:HINTS_SHOWN]))
+                return Decision(action="stop", stop_reason="flagged", hint=hint_from_findings(findings), notes=notes)
             return Decision(action="converge", stop_reason="converged", notes=notes)
         notes.append(held[0])
 

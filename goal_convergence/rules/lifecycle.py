@@ -2,7 +2,8 @@
 
 active and paused go back and forth; an active goal converges or escalates; an active or paused
 one can be abandoned (failed); an escalated goal becomes active again only when it is resumed,
-explicitly or by a triage action. Converged and failed are final.
+explicitly or by a triage action. A goal escalated as flagged (a green run whose tripwire findings no
+model judge weighed) converges when a person accepts it. Converged and failed are final.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ MOVES: dict[tuple[str, str], str] = {
     ("active", "pause"): "paused",
     ("paused", "resume"): "active",
     ("escalated", "resume"): "active",
+    ("escalated", "accept"): "converged",
     ("active", "converge"): "converged",
     ("active", "escalate"): "escalated",
     ("active", "abandon"): "failed",
     ("paused", "abandon"): "failed",
 }
-ACTIONS = ("pause", "resume", "converge", "escalate", "abandon")
+ACTIONS = ("pause", "resume", "converge", "escalate", "abandon", "accept")
 
 # The stop reason each ending records; an escalation names its own, one of the budget or judge ones.
 _FIXED_REASON: dict[str, StopReason] = {"converged": "converged", "failed": "cancelled"}
@@ -46,6 +48,10 @@ def transition(goal: Goal, move: str, now: datetime, stop_reason: StopReason | N
             raise IllegalTransition(f"cannot {move} goal {goal.goal_id}: {move!r} is not a move "
                                     f"(the moves are {', '.join(ACTIONS)})")
         raise IllegalTransition(f"cannot {move} goal {goal.goal_id}: it is {goal.state} ({_HOW_TO[goal.state]})")
+    if move == "accept" and goal.stop_reason != "flagged":
+        raise IllegalTransition(f"cannot accept goal {goal.goal_id}: only a green run flagged for a person can be "
+                                f"accepted, and it stopped as {goal.stop_reason}; `goal resume {goal.goal_id}` "
+                                f"re-opens it")
     if target == "escalated" and stop_reason not in ESCALATION_REASONS:
         raise IllegalTransition(f"cannot escalate goal {goal.goal_id} with stop reason {stop_reason!r}: "
                                 f"an escalation needs one of {', '.join(ESCALATION_REASONS)}")

@@ -24,6 +24,7 @@ LEGAL = {
     ("active", "escalate"): ("escalated", "stuck"),
     ("active", "abandon"): ("failed", "cancelled"),
     ("paused", "abandon"): ("failed", "cancelled"),
+    ("escalated", "accept"): ("converged", "converged"),  # a flagged goal only (below)
 }
 ALL = list(product(get_args(GoalState), lifecycle.ACTIONS))
 ILLEGAL = [pair for pair in ALL if pair not in LEGAL]
@@ -32,8 +33,8 @@ ILLEGAL = [pair for pair in ALL if pair not in LEGAL]
 def in_state(make_goal, state):
     goal = make_goal(state=state)
     if state == "escalated":
-        goal.stop_reason = "ceiling"
-        goal.escalation = Escalation(stop_reason="ceiling", at=now_iso(T0))
+        goal.stop_reason = "flagged"
+        goal.escalation = Escalation(stop_reason="flagged", at=now_iso(T0))
     elif state in ("converged", "failed"):
         goal.stop_reason = {"converged": "converged", "failed": "cancelled"}[state]
     return goal
@@ -41,7 +42,16 @@ def in_state(make_goal, state):
 
 def test_the_table_is_the_one_spelled_out_here():
     assert lifecycle.MOVES == {k: v[0] for k, v in LEGAL.items()}
-    assert len(ALL) == 25 and len(ILLEGAL) == 18
+    assert len(ALL) == 30 and len(ILLEGAL) == 22
+
+
+def test_only_a_goal_escalated_as_flagged_can_be_accepted(make_goal):
+    goal = in_state(make_goal, "escalated")
+    goal.stop_reason = "ceiling"
+    before = goal.model_copy(deep=True)
+    with pytest.raises(IllegalTransition, match="only a green run flagged for a person can be accepted.*ceiling"):
+        lifecycle.transition(goal, "accept", T0)
+    assert goal == before
 
 
 @pytest.mark.parametrize(("state", "move"), list(LEGAL))

@@ -41,17 +41,20 @@ def triage_show_cmd(triage_id: str, json_out: bool) -> None:
 
 @triage_group.command("act")
 @click.argument("triage_id")
-@click.argument("action", type=click.Choice(["goal"]), default="goal")
+@click.argument("action", type=click.Choice(["goal", "accept"]), default="goal")
 @budget_options(defaults=False)
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> None:
-    """Act on an item: re-open its goal (budget flags set the new limits) or make a goal from it."""
+    """Act on an item: re-open its goal (budget flags set the new limits) or make a goal from it; or,
+    for a goal flagged by the tripwires, `accept` its green run as done after reading the findings."""
     from ...goals import triage
     from ...report import render
 
-    goal = triage.act(output.store(), triage_id, {k: v for k, v in limits.items() if v is not None})
+    store = output.store()
+    goal = triage.accept(store, triage_id) if action == "accept" else triage.act(
+        store, triage_id, {k: v for k, v in limits.items() if v is not None})
     output.echo_goal(goal) if json_out else click.echo(
-        f"{triage_id} acted on: {goal.goal_id} is active\n{render.status(goal)}")
+        f"{triage_id} acted on: {goal.goal_id} is {goal.state}\n{render.status(goal)}")
 
 
 @triage_group.command("dismiss")
