@@ -33,6 +33,18 @@ _BLOCKERS: list[tuple[Blocker, re.Pattern[str]]] = [
 ]
 
 
+# The maker's honest way out (goals/blocked.py): a line of its last message, markdown emphasis allowed.
+_DECLARED = re.compile(r"^[ \t>*_`#-]*goal blocked[*_`]*[ \t]*:[*_` \t]*(\S.*?)[*_` \t]*$", re.I | re.M)
+BLOCKED_HINT = ('If the goal cannot be met as written, say so instead: end your message with a line '
+                '"GOAL BLOCKED: <why>" (or run `goal blocked "<why>"`), and a person will look at it.')
+
+
+def declared_blocked(summary: str | None) -> str | None:
+    """Why the maker says the goal cannot be met as written, when its message has a line ``GOAL BLOCKED: why``."""
+    found = _DECLARED.search(summary or "")
+    return found.group(1) if found else None
+
+
 def classify_blocker(summary: str | None) -> Blocker | None:
     """The kind of blocker a maker's message declares, if it declares one."""
     if not summary:
@@ -91,7 +103,8 @@ def hint_from_integrity(guard: Integrity) -> str:
     return ("The checks pass, but not as the goal began them, so the goal is not done: "
             + "; ".join(shown) + (f"; and {more} more" if more > 0 else "") + ". "
             + (f"Check-defining files {touched}. " if touched else "")
-            + "Put the original tests and check files back (new tests may stay) and fix the code instead.")
+            + "Put the original tests and check files back (new tests may stay) and fix the code instead. "
+            + BLOCKED_HINT)
 
 
 def no_progress(goal: Goal, evidence: Evidence) -> int:
@@ -193,6 +206,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
     def stop(reason: str, blocker: Blocker | None = None) -> Decision:
         return Decision(action="stop", stop_reason=reason, hint=hint, blocker=blocker, notes=notes)  # type: ignore[arg-type]
 
+    declared = declared_blocked(evidence.maker_summary)
+    if declared is not None:
+        notes.append(f"the maker says the goal cannot be met as written: {declared}")
+        return stop("unfixable", "needs_user_input")
     if verdict is not None and verdict.unfixable is not None and not is_green:
         notes.append("unfixable: " + verdict.unfixable.reason)
         return stop("unfixable")
