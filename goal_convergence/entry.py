@@ -22,8 +22,8 @@ def run(argv: list[str] | None = None) -> int:
     """`goal ARGS`, with the CLI's exit codes (cli/app.py)."""
     from .actions.commands import action_group
     from .agents.claude_code.command import slash_cmd
-    from .cli import app
+    from .cli import app, person
 
-    for command in (action_group, slash_cmd):
-        app.cli.add_command(command)
+    for command in (action_group, slash_cmd):  # refused inside a maker, as every command that changes goals is
+        app.cli.add_command(person.guarded(command))
     return app.main(argv)

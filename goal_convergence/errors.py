@@ -6,7 +6,7 @@ stop reason uses (1-7); ``cli.main`` maps every outcome to a code in one place a
 as it was: 64 a usage error (the command line itself), 65 input that is refused (a bad value, a
 broken hard rule, a move the goal's state does not allow), 66 no such goal or item, 69 a tool or
 service that is not there (an oracle, Claude Code), 70 anything else that kept the command from
-running (a corrupt file, a bug).
+running (a corrupt file, a bug), 77 a command only a person may run, run from inside a maker.
 A hook never breaks the session it runs in: its error becomes one line for the user (hooks.py).
 
 Nothing may fail halfway, after money was spent or a file was changed:
@@ -41,6 +41,7 @@ EXIT_DATA = 65  # EX_DATAERR
 EXIT_NOT_FOUND = 66  # EX_NOINPUT
 EXIT_UNAVAILABLE = 69  # EX_UNAVAILABLE
 EXIT_SOFTWARE = 70  # EX_SOFTWARE
+EXIT_NOPERM = 77  # EX_NOPERM
 EXIT_INTERRUPTED = 130
 
 
@@ -101,6 +102,12 @@ class PriceUnknown(GoalConvergenceError):
 
 class RunnerBusy(GoalConvergenceError):
     """Another live `goal run` works the goal: one runner a goal."""
+
+
+class MakerRefused(GoalConvergenceError):
+    """A maker tried to create or change a goal (its own judge, conditions, budget...): only a person may."""
+
+    exit_code = EXIT_NOPERM
 
 
 class MakerError(GoalConvergenceError):

@@ -145,7 +145,8 @@ def isolated_home(tmp_path_factory, monkeypatch):
     # none of this venv's plugins; hypothesis's alone costs seconds per start on a loaded machine.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_SESSION_ID",
-                "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDECODE"):
+                "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDECODE",
+                "GOAL_CONVERGENCE_MAKER"):  # a maker running this suite: its tests' goals are no maker's
         monkeypatch.delenv(var, raising=False)
     return home
 

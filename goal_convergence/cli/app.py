@@ -14,6 +14,7 @@ uses a code a stop reason uses, so a script can tell "the goal stopped" from "th
   66  no such goal or triage item
   69  unavailable: no oracle can run here, the maker's tool is missing
   70  the command could not run (a corrupt file, an unexpected failure)
+  77  refused: a command that creates or changes a goal, run from inside a maker (person.py)
   75  `goal run`: someone paused the goal while it ran
   130 interrupted
 """
@@ -25,8 +26,9 @@ import os
 import click
 
 from ..errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
-from .commands import (abandon, check, demo, diff, heartbeat, list_goals, new, pause, report, resume, rewind, run,
-                       status, triage, wave)
+from . import person
+from .commands import (abandon, blocked, check, demo, diff, heartbeat, list_goals, new, pause, report, resume, rewind,
+                       run, status, triage, wave)
 
 # Each command imports what it needs when it runs: `goal list`, typed all day, must not pay for pydantic,
 # the models and the loop that the other commands load.
@@ -45,8 +47,9 @@ def cli() -> None:
 
 for _command in (new.new_cmd, demo.demo_cmd, list_goals.list_cmd, status.status_cmd, pause.pause_cmd,
                  abandon.abandon_cmd, resume.resume_cmd, check.check_cmd, report.report_cmd, run.run_cmd,
-                 triage.triage_group, diff.diff_cmd, rewind.rewind_cmd, wave.wave_cmd, heartbeat.heartbeat_cmd):
-    cli.add_command(_command)
+                 triage.triage_group, diff.diff_cmd, rewind.rewind_cmd, wave.wave_cmd, heartbeat.heartbeat_cmd,
+                 blocked.blocked_cmd):
+    cli.add_command(person.guarded(_command))
 
 
 def main(argv: list[str] | None = None, group: click.Group = cli) -> int:

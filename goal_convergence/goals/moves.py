@@ -45,6 +45,12 @@ def reconfigure(store: Store, goal_id: str, given: dict, via: str, now: datetime
     return store.update(Goal, goal_id, change)
 
 
+def check_settings(store: Store, goal_id: str, given: dict, via: str) -> None:
+    """Refuse the flags ``reconfigure`` would refuse for what they are, changing nothing (a copy takes them):
+    `goal run` checks them before it claims the goal, and applies them once it holds the claim."""
+    change_settings(store.load(Goal, goal_id).model_copy(deep=True), dict(given), via, datetime.now(UTC))
+
+
 def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_budget: dict | None = None,
            now: datetime | None = None, via: str = "goal resume") -> Goal:
     """Carry on with a goal: re-open a paused or escalated one, and bind it to ``session_id``.

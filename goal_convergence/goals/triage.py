@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import IllegalTransition
+from ..models import (AttemptBest, BestCheckpoint, Blocker, Escalation, FailingCondition, Goal, HeartbeatMark,
+                      StopReason, TriageItem, new_id, now_iso)
 from ..rules import lifecycle
-from ..models import AttemptBest, BestCheckpoint, FailingCondition, Goal, HeartbeatMark, TriageItem, new_id, now_iso
 from ..storage.store import Store
 from ..system import mask
 from ..vcs import checkpoint
@@ -28,8 +29,17 @@ def failing_conditions(goal: Goal) -> list[FailingCondition]:
     ]
 
 
-def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> TriageItem:
-    """Write the triage item an escalated goal points at (idempotent: an existing one is kept)."""
+def escalate(goal: Goal, stop_reason: StopReason | None, blocker: Blocker | None, detail: str, now: datetime) -> Goal:
+    """Move an active goal to escalated with its stop reason and the id its triage item will get."""
+    lifecycle.transition(goal, "escalate", now, stop_reason=stop_reason)
+    goal.escalation = Escalation(stop_reason=stop_reason or "stuck", blocker=blocker, detail=detail,
+                                 triage_id=new_triage_id(), at=now_iso(now))
+    return goal
+
+
+def file_escalation(store: Store, goal: Goal, now: datetime | None = None, *, why: str | None = None) -> TriageItem:
+    """Write the triage item an escalated goal points at (idempotent: an existing one is kept); ``why`` comes
+    first among its reasons."""
     assert goal.escalation is not None and goal.escalation.triage_id is not None
     triage_id = goal.escalation.triage_id
     if store.path_for(TriageItem, triage_id).exists():
@@ -43,7 +53,8 @@ def file_escalation(store: Store, goal: Goal, now: datetime | None = None) -> Tr
         project_root=goal.project_root,
         stop_reason=goal.escalation.stop_reason,
         blocker=goal.escalation.blocker,
-        reasons=(list(last.verdict.reasons) if last and last.verdict else []) + (last.decision.notes if last else []),
+        reasons=([why] if why else []) + (list(last.verdict.reasons) if last and last.verdict else [])
+        + (last.decision.notes if last else []),
         hint=goal.last_hint or None,
         failing_conditions=failing_conditions(goal),
         integrity=last.integrity if last else None,

@@ -27,6 +27,7 @@ from ..errors import UsageError
 from ..models import MAX_ATTEMPTS, Goal
 from ..rules import budget
 from ..storage.store import Store
+from ..system import subreaper
 from ..vcs import git, worktree
 from . import engine
 from .makers import Maker
@@ -107,7 +108,6 @@ class _Race:
         return view.model_copy(update={"maker": goal.maker.model_copy(update={"session_id": attempt.session_id})})
 
     def _work(self, attempt: _Attempt) -> None:
-        goal_file = self.store.path_for(Goal, self.goal_id)
         while not self.over.is_set():
             with self.turn:
                 goal = self.store.load(Goal, self.goal_id)
@@ -115,7 +115,8 @@ class _Race:
                     self.over.set()
                     return
             view = self._view(goal, attempt)
-            report = self.maker.work(view, view.last_hint, goal_file, budget.seconds_left(goal), cancel=self.over)
+            with subreaper.ending_strays():  # before its checks see its tree
+                report = self.maker.work(view, view.last_hint, budget.seconds_left(goal), cancel=self.over)
             attempt.session_id = report.session_id or attempt.session_id
             with self.turn:
                 # charged even when the goal ended meanwhile: the turn was paid for

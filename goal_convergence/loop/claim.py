@@ -25,7 +25,7 @@ from ..errors import GoalConvergenceError, RunnerBusy
 from ..models import ChildGroup, Goal, RunChildren, Runner, now_iso, parse_iso
 from ..rules import budget
 from ..storage.store import Store, write_atomic
-from ..system import orphans, process
+from ..system import insiders, orphans, process, subreaper
 from ..system.log import log_error
 from . import engine
 
@@ -96,7 +96,9 @@ def release(store: Store, goal_id: str, now: datetime) -> Goal:
 @contextmanager
 def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
     """While the runner works: refresh its claim every ``budget.HEARTBEAT_SECONDS`` (charging the
-    clock as it goes), and record the groups of its live children."""
+    clock as it goes), record the groups of its live children, record itself as the runner of a maker of the
+    goal (insiders.py: what runs below it is refused the commands that change goals) and adopt the orphans
+    below it (subreaper.py)."""
     stop = threading.Event()
 
     def beat() -> None:
@@ -109,7 +111,8 @@ def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterat
     thread = threading.Thread(target=beat, name=f"claim {goal_id}", daemon=True)
     thread.start()
     try:
-        with orphans.watchdog() as dog, process.watching(dog), process.watching(_recorder(store, goal_id)):
+        with orphans.watchdog() as dog, process.watching(dog), process.watching(_recorder(store, goal_id)), \
+                insiders.working(store.root, goal_id), subreaper.subreaping():
             yield
     finally:
         stop.set()

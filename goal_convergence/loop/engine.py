@@ -19,8 +19,7 @@ from ..checks import conditions
 from ..errors import JUDGE_ERRORS, InvalidInput
 from ..goals import notify, triage
 from ..guard import integrity
-from ..models import (ConditionEvidence, Cost, Decision, Escalation, Goal, Integrity, Iteration, Pending, Rerun,
-                      Verdict, now_iso)
+from ..models import ConditionEvidence, Cost, Decision, Goal, Integrity, Iteration, Pending, Rerun, Verdict, now_iso
 from ..rules import budget, lifecycle, plan, progress
 from ..rules.decide import Evidence, decide
 from ..storage.store import Store
@@ -377,8 +376,4 @@ def stop_if_exhausted(store: Store, goal_id: str, edges: Edges | None = None) ->
 
 def _escalate(goal: Goal, decision: Decision, now: datetime) -> Goal:
     """Move an active goal to escalated with its stop reason and the id its triage item will get."""
-    lifecycle.transition(goal, "escalate", now, stop_reason=decision.stop_reason)
-    goal.escalation = Escalation(stop_reason=decision.stop_reason or "stuck", blocker=decision.blocker,
-                                 detail="; ".join(decision.notes[-2:]), triage_id=triage.new_triage_id(),
-                                 at=now_iso(now))
-    return goal
+    return triage.escalate(goal, decision.stop_reason, decision.blocker, "; ".join(decision.notes[-2:]), now)

@@ -18,7 +18,7 @@ from ..models import Cost, Goal
 from ..models.print_result import PrintResult
 from ..report import render
 from ..rules import budget, plan
-from ..system import printmode, process
+from ..system import insiders, printmode, process
 from .engine import MakerReport
 
 SUMMARY_CHARS = 4000
@@ -30,10 +30,16 @@ _RESULT_BYTES = 16 << 20
 class Maker(Protocol):
     name: str
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+    def work(self, goal: Goal, hint: str, timeout: float | None,
              cancel: threading.Event | None = None) -> MakerReport:
         """One turn of work on ``goal`` in its project root; ``cancel``, once set, ends it (its whole process
         group) early: another attempt at the goal won (attempts.py)."""
+
+
+def maker_env(goal: Goal) -> dict[str, str]:
+    """What every maker's environment carries: the mark of a maker at work (insiders.py), for what leaves the
+    runner's process tree."""
+    return {insiders.ENV: goal.goal_id}
 
 
 def first_prompt(goal: Goal) -> str:
@@ -58,15 +64,16 @@ def hint_prompt(goal: Goal, hint: str) -> str:
 
 @dataclass
 class CommandMaker:
-    """Any shell command. It gets the hint in GOAL_HINT, the goal file's path in GOAL_FILE and the open tasks of
-    the plan in GOAL_TASKS (one "t1 title" a line)."""
+    """Any shell command. It gets the hint in GOAL_HINT, the goal's id, objective and iteration in GOAL_ID,
+    GOAL_OBJECTIVE and GOAL_ITERATION, and the open tasks of the plan in GOAL_TASKS (one "t1 title" a line); not
+    the goal file's path: the judge's state is none of the maker's business (issue 24)."""
 
     command: str
     name: str = "command"
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+    def work(self, goal: Goal, hint: str, timeout: float | None,
              cancel: threading.Event | None = None) -> MakerReport:
-        env = {**os.environ, "GOAL_HINT": hint, "GOAL_FILE": str(goal_file), "GOAL_ID": goal.goal_id,
+        env = {**os.environ, **maker_env(goal), "GOAL_HINT": hint, "GOAL_ID": goal.goal_id,
                "GOAL_OBJECTIVE": goal.objective, "GOAL_ITERATION": str(goal.spent.iterations + 1),
                "GOAL_TASKS": "\n".join(f"{t.id} {t.title}" for t in plan.open_tasks(goal.tasks))}
         result = process.run_command(self.command, Path(goal.project_root), timeout=timeout, env=env, cancel=cancel)
@@ -100,11 +107,11 @@ class ClaudeMaker:
         model = self.model or goal.maker.model
         return args + (["--model", model] if model else [])
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None,
+    def work(self, goal: Goal, hint: str, timeout: float | None,
              cancel: threading.Event | None = None) -> MakerReport:
         out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
         done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
-                           env=printmode.detached_env(), cancel=cancel)
+                           env={**printmode.detached_env(), **maker_env(goal)}, cancel=cancel)
         if done.cancelled:  # killed with its session's cost unknown: --max-budget-usd bounded what it could spend
             return MakerReport(summary="[claude -p was stopped: the goal ended in another attempt]", failed=True)
         if done.timed_out:

@@ -15,6 +15,7 @@ from ..goals import creation, lookup, moves, specs
 from ..models import EXIT_CODES, GOAL_ID_RE, Goal
 from ..rules import budget
 from ..storage.store import Store
+from ..system import subreaper
 from . import attempts as parallel
 from . import claim, engine
 from .makers import Maker
@@ -61,18 +62,25 @@ class RunResult:
 def run_goal(store: Store, goal_id: str, maker: Maker, *,
              on_iteration: Callable[[engine.Outcome], None] | None = None,
              on_progress: Callable | None = None, edges: engine.Edges | None = None,
-             workdir: Path | None = None, attempts: int | None = None, branch: str | None = None) -> RunResult:
+             workdir: Path | None = None, attempts: int | None = None, branch: str | None = None,
+             settings: dict | None = None) -> RunResult:
     """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``. ``edges`` are the
     engine's (its clock included); tests hand in fakes. ``workdir``: a worktree to work in instead of the
     goal's project (engine.at). ``attempts`` (default: the goal's own, else one) makers race in worktrees of
-    their own, and ``branch`` takes the winner's work instead of the user's files (attempts.py)."""
+    their own, and ``branch`` takes the winner's work instead of the user's files (attempts.py). ``settings``:
+    the flags given with the goal's id (`goal run ID --oracle conditions`), applied once the claim is held, so
+    a run refused because another holds it changes nothing."""
     edges = edges or engine.Edges()
-    goal = store.load(Goal, goal_id)
-    n = parallel.count(goal, attempts) if workdir is None else 1  # a worktree's goal (a wave's) is one maker
-    if goal.state == "active":
-        engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)
+    if settings:
+        moves.check_settings(store, goal_id, settings, via="goal run")  # a refusal leaves the goal as it was
     claim.take(store, goal_id, edges.now())
     try:
+        if settings:
+            moves.reconfigure(store, goal_id, settings, via="goal run")
+        goal = store.load(Goal, goal_id)
+        n = parallel.count(goal, attempts) if workdir is None else 1  # a worktree's goal (a wave's) is one maker
+        if goal.state == "active":
+            engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)
         with claim.working(store, goal_id, edges.now):
             if workdir is None and goal.state == "active":
                 parallel.sweep(goal)  # what a killed run of its attempts left
@@ -98,8 +106,8 @@ def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
         if stopped:
             return RunResult(stopped.goal, stopped.decision.stop_reason or "ceiling", outcomes)
         if goal.pending is None:
-            report = maker.work(engine.at(goal, workdir), goal.last_hint, store.path_for(Goal, goal_id),
-                                budget.seconds_left(goal))
+            with subreaper.ending_strays():  # before the checks see the tree
+                report = maker.work(engine.at(goal, workdir), goal.last_hint, budget.seconds_left(goal))
             goal = engine.record_maker(store, goal_id, report, now=edges.now())
             if goal.state != "active":
                 continue
@@ -110,14 +118,12 @@ def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
 
 
 def target_goal(store: Store, target: str | None, new_spec: Callable[[], specs.GoalSpec],
-                on_progress: Callable | None = None, given: dict | None = None) -> str:
-    """`goal run` takes a goal id, an objective for a new goal, or nothing (this project's open goal).
-    The flags ``given`` on the command line apply to an existing goal, or are refused (moves.reconfigure)."""
+                on_progress: Callable | None = None, given: dict | None = None) -> tuple[str, dict]:
+    """`goal run` takes a goal id, an objective for a new goal, or nothing (this project's open goal): the goal's
+    id, and the flags ``given`` on the command line that apply to an existing goal, for ``run_goal`` to apply
+    under the claim (or refuse: moves.reconfigure)."""
     if target is not None and not GOAL_ID_RE.match(target):
-        return creation.new_goal(store, new_spec(), on_progress=on_progress).goal_id
+        return creation.new_goal(store, new_spec(), on_progress=on_progress).goal_id, {}
     given = dict(given or {})
     given.pop("attempts", None)  # how this run works (runner.run_goal), not a setting of the goal
-    goal_id = target or lookup.resolve(store, None, given.pop("project", None)).goal_id
-    if given:
-        moves.reconfigure(store, goal_id, given, via="goal run")
-    return goal_id
+    return target or lookup.resolve(store, None, given.pop("project", None)).goal_id, given

@@ -40,6 +40,10 @@ class Verdict(Model):
     unfixable: Unfixable | None = None
     tasks: TaskChanges | None = Field(default=None, exclude_if=lambda v: v is None,
                                       description="Changes to the goal's plan, when it keeps one.")
+    findings_cleared: list[str] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="Ids of the integrity findings (f1, f2, ...) read in the code and found to be a legitimate part "
+                    "of the fix. A finding left out keeps the goal from converging, whatever `converged` says.")
 
 
 class Decision(Model):

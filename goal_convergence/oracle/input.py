@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..models import Census, ConditionEvidence, ConditionType, Goal, Integrity, Iteration, Model
+from ..rules.decide import FINDINGS_SHOWN
 from ..system.text import cut
 from ..vcs import tree
 
@@ -139,7 +140,8 @@ def _integrity(goal: Goal, evidence: list[ConditionEvidence], guard: Integrity) 
                           added=guard.added[:30], census=[census(e.index, e.census) for e in evidence],
                           pristine=pristine,
                           issues=[cut(f"{i.kind}: {i.subject}: {i.detail}", 300, head=0) or "" for i in guard.issues[:10]],
-                          findings=[cut(f"{i.kind}: {i.detail}", 400, head=0) or "" for i in guard.findings[:10]])
+                          findings=[cut(f"f{n} {i.kind}: {i.detail}", 400, head=0) or ""
+                                    for n, i in enumerate(guard.findings[:FINDINGS_SHOWN], 1)])
 
 
 def _past(it: Iteration) -> PastIteration:

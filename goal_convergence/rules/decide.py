@@ -33,6 +33,18 @@ _BLOCKERS: list[tuple[Blocker, re.Pattern[str]]] = [
 ]
 
 
+# The maker's honest way out (goals/blocked.py): a line of its last message, markdown emphasis allowed.
+_DECLARED = re.compile(r"^[ \t>*_`#-]*goal blocked[*_`]*[ \t]*:[*_` \t]*(\S.*?)[*_` \t]*$", re.I | re.M)
+BLOCKED_HINT = ('If the goal cannot be met as written, say so instead: end your message with a line '
+                '"GOAL BLOCKED: <why>" (or run `goal blocked "<why>"`), and a person will look at it.')
+
+
+def declared_blocked(summary: str | None) -> str | None:
+    """Why the maker says the goal cannot be met as written, when its message has a line ``GOAL BLOCKED: why``."""
+    found = _DECLARED.search(summary or "")
+    return found.group(1) if found else None
+
+
 def classify_blocker(summary: str | None) -> Blocker | None:
     """The kind of blocker a maker's message declares, if it declares one."""
     if not summary:
@@ -91,21 +103,25 @@ def hint_from_integrity(guard: Integrity) -> str:
     return ("The checks pass, but not as the goal began them, so the goal is not done: "
             + "; ".join(shown) + (f"; and {more} more" if more > 0 else "") + ". "
             + (f"Check-defining files {touched}. " if touched else "")
-            + "Put the original tests and check files back (new tests may stay) and fix the code instead.")
+            + "Put the original tests and check files back (new tests may stay) and fix the code instead. "
+            + BLOCKED_HINT)
 
 
 # The judges that read the findings and weigh them (oracle/input.py); the others cannot, so a person does.
 MODEL_JUDGES = ("anthropic", "claude-cli", "auto")
-WAY_OUT = ('If the goal cannot be met honestly as written, say so: run `goal blocked "why"` and a person will '
-           "decide.")
+# oracle/input.py shows the judge this many, numbered f1, f2, ...: one past them can never be cleared.
+FINDINGS_SHOWN = 10
 
 
-def flagged(goal: Goal, evidence: Evidence) -> list[IntegrityIssue]:
-    """The tripwires' findings a person must weigh before this run converges: all of them when no model
-    judge reads them (``conditions``, a ``command``), none otherwise (the verdict weighed them)."""
-    if evidence.integrity is None or goal.oracle.provider in MODEL_JUDGES:
+def flagged(goal: Goal, evidence: Evidence, verdict: Verdict | None) -> list[IntegrityIssue]:
+    """The tripwires' findings a person must weigh before this run converges. A model judge reads them
+    (oracle/input.py, by id) and clears the ones it found legitimate, one by one: a bare "converged" clears
+    none, so a judge that approves everything cannot pass them. ``conditions`` and a ``command`` judge
+    cannot read them, so a person weighs all of them."""
+    if evidence.integrity is None:
         return []
-    return evidence.integrity.findings
+    cleared = set(verdict.findings_cleared) if verdict is not None and goal.oracle.provider in MODEL_JUDGES else set()
+    return [f for n, f in enumerate(evidence.integrity.findings, 1) if n > FINDINGS_SHOWN or f"f{n}" not in cleared]
 
 
 def hint_from_findings(findings: list[IntegrityIssue]) -> str:
@@ -114,7 +130,7 @@ def hint_from_findings(findings: list[IntegrityIssue]) -> str:
     more = len(findings) - HINTS_SHOWN
     return ("The checks pass, but the change looks like it works around the tests rather than fixing the code, "
             "so a person must look before the goal is done: " + shown + (f"; and {more} more" if more > 0 else "")
-            + ". Remove that code and fix the behaviour itself. " + WAY_OUT)
+            + ". Remove that code and fix the behaviour itself. " + BLOCKED_HINT)
 
 
 def no_progress(goal: Goal, evidence: Evidence) -> int:
@@ -197,8 +213,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
         if held is None:
             if evidence.tree_after_judge is not None and evidence.tree_after_judge != evidence.tree_fingerprint:
                 return Decision(action="recheck", notes=notes + ["files changed while the oracle judged: re-checking"])
-            if findings := flagged(goal, evidence):
-                notes.append(f"flagged for a person ({goal.oracle.provider} judge, which does not weigh findings): "
+            if findings := flagged(goal, evidence, verdict):
+                judged = ("which did not clear them" if goal.oracle.provider in MODEL_JUDGES
+                          else "which does not weigh findings")
+                notes.append(f"flagged for a person ({goal.oracle.provider} judge, {judged}): "
                              + "; ".join(f"{i.kind} {i.subject}" for i in findings[:HINTS_SHOWN]))
                 return Decision(action="stop", stop_reason="flagged", hint=hint_from_findings(findings), notes=notes)
             return Decision(action="converge", stop_reason="converged", notes=notes)
@@ -220,6 +238,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
     def stop(reason: str, blocker: Blocker | None = None) -> Decision:
         return Decision(action="stop", stop_reason=reason, hint=hint, blocker=blocker, notes=notes)  # type: ignore[arg-type]
 
+    declared = declared_blocked(evidence.maker_summary)
+    if declared is not None:
+        notes.append(f"the maker says the goal cannot be met as written: {declared}")
+        return stop("unfixable", "needs_user_input")
     if verdict is not None and verdict.unfixable is not None and not is_green:
         notes.append("unfixable: " + verdict.unfixable.reason)
         return stop("unfixable")

@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 _PROC = Path("/proc")
+HELPERS: set[int] = set()  # our own helper processes (the watchdogs): never a maker's stray
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,25 @@ def reap(groups: Iterable[tuple[int, int | None]]) -> list[int]:
     return killed
 
 
+def strays(root: int, kept: set[int], since: int) -> list[int]:
+    """The live processes below ``root`` that started at ``since`` (clock ticks since boot) or later, outside the
+    process groups ``kept`` and not below a process in them. What started earlier is not followed: it is not the
+    work of what ran since."""
+    below: dict[int, list[tuple[int, Stat]]] = {}
+    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
+        found = stat(int(entry.name)) if entry.name.isdigit() else None
+        if found is not None and found.state not in ("Z", "X"):
+            below.setdefault(found.ppid, []).append((int(entry.name), found))
+    out: list[int] = []
+    todo = [root]
+    while todo:
+        for pid, found in below.get(todo.pop(), ()):
+            if found.pgid not in kept and found.started >= since:
+                out.append(pid)
+                todo.append(pid)
+    return out
+
+
 @contextlib.contextmanager
 def watchdog() -> Iterator[Callable[[Iterable[tuple[int, int | None]]], None]]:
     """For the length of the block, a watchdog process, and the function that tells it the live groups. It
@@ -121,6 +141,8 @@ def watchdog() -> Iterator[Callable[[Iterable[tuple[int, int | None]]], None]]:
     except OSError:
         yield lambda groups: None  # the record (claim.py) and the next run still reap them
         return
+
+    HELPERS.add(dog.pid)
 
     def tell(groups: Iterable[tuple[int, int | None]]) -> None:
         try:
@@ -139,6 +161,7 @@ def watchdog() -> Iterator[Callable[[Iterable[tuple[int, int | None]]], None]]:
             dog.stdin.close()  # type: ignore[union-attr]
         with contextlib.suppress(subprocess.TimeoutExpired):
             dog.wait(5)
+        HELPERS.discard(dog.pid)
 
 
 def _watch() -> None:

@@ -67,28 +67,26 @@ class Consumer(Protocol):
 _PR_SET_PDEATHSIG = 1
 Groups = list[tuple[int, int | None]]  # (process group id, its leader's start time), see orphans.py
 _live: dict[int, int | None] = {}
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()
 _watchers: list[Callable[[Groups], None]] = []
 
 
 def _prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl
+        return ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
     except (OSError, AttributeError):
         return None
 
 
-_PRCTL = _prctl()  # looked up here: the child between fork and exec must not load libraries
+PRCTL = _prctl()  # looked up here: the child between fork and exec must not load libraries
 
 
 def _die_with_parent(parent: int) -> Callable[[], None] | None:
-    if _PRCTL is None:
+    if PRCTL is None:
         return None
 
     def preexec() -> None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the parent died before the request was made
             os._exit(1)
 
@@ -106,6 +104,13 @@ def watching(watcher: Callable[[Groups], None]) -> Iterator[None]:
     finally:
         with _live_lock:
             _watchers.remove(watcher)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[set[int]]:
+    """The process groups of the live children; no child starts or ends while the block runs."""
+    with _live_lock:
+        yield set(_live)
 
 
 def _tell(pid: int, start: int | None, *, ended: bool) -> None:
@@ -295,10 +300,12 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
             # A file, not a pipe: a child that never reads its input cannot block us.
             stdin.write(input)
             stdin.seek(0)
-        proc = subprocess.Popen(list(args), cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
-                                stdout=subprocess.PIPE if piped else out,
-                                stderr=subprocess.STDOUT if err is None else subprocess.PIPE,
-                                start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
+        with _live_lock:  # recorded as it starts: a hunt for strays (subreaper.py) never takes it for one
+            proc = subprocess.Popen(list(args), cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
+                                    stdout=subprocess.PIPE if piped else out,
+                                    stderr=subprocess.STDOUT if err is None else subprocess.PIPE,
+                                    start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
+            _tell(proc.pid, orphans.started(proc.pid), ended=False)
     captures: dict[int, Capture] = {}
     if piped:
         captures[proc.stdout.fileno()] = out  # type: ignore[union-attr]
@@ -306,7 +313,6 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
         captures[proc.stderr.fileno()] = err  # type: ignore[union-attr]
     child = _Child(proc, captures)
     try:
-        _tell(proc.pid, orphans.started(proc.pid), ended=False)
         child.pump(start + (math.inf if timeout is None else timeout), cancel, linger=_LINGER)
         cancelled = cancel is not None and cancel.is_set() and child.exited_at is None
         timed_out = child.exited_at is None and not cancelled

@@ -169,9 +169,9 @@ class Clocked:
     timeouts: list[float | None] = field(default_factory=list)
     name: str = "clocked"
 
-    def work(self, goal, hint, goal_file, timeout):
+    def work(self, goal, hint, timeout):
         self.timeouts.append(timeout)
-        report = self.inner.work(goal, hint, goal_file, timeout)
+        report = self.inner.work(goal, hint, timeout)
         self.clock.advance(self.seconds)
         if self.then:
             self.then()

@@ -33,7 +33,8 @@ awk '{print $5}' /proc/$$/stat >> "$STATE/$k.groups"
 [ -e stale.txt ] && echo "$k" >> "$STATE/saw-stale"
 if [ "$k:$n" = "$WINNER:2" ]; then
   i=0  # with $WAIT_FOR: not before that many iterations are recorded (each attempt's first, on a slow machine too)
-  while [ "$(grep -o '"attempt":' "$GOAL_FILE" | wc -l)" -lt "${WAIT_FOR:-0}" ] && [ $i -lt 1200 ]; do
+  while [ "$(grep -o '"attempt":' "$GOAL_CONVERGENCE_HOME/goals/$GOAL_ID.json" | wc -l)" -lt "${WAIT_FOR:-0}" ] \
+      && [ $i -lt 1200 ]; do
     sleep 0.05; i=$((i + 1)); done
   [ -n "$USER_EDIT" ] && echo "the user's own edit" > "$USER_EDIT"
   echo right > answer.txt; echo "fixed answer.txt"
@@ -228,7 +229,7 @@ class _Paid:
     lock: threading.Lock = field(default_factory=threading.Lock)
     name: str = "paid"
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None, cancel=None) -> engine.MakerReport:
+    def work(self, goal: Goal, hint: str, timeout: float | None, cancel=None) -> engine.MakerReport:
         with self.lock:
             self.turns.append(goal.project_root)
             n = len(self.turns)
@@ -315,8 +316,8 @@ def test_a_goal_paused_mid_race_stops_every_attempt_and_leaves_no_worktree(store
 
     class Pauser(_Paid):
         paused = None
-        def work(self, goal, hint, goal_file, timeout, cancel=None):
-            report = super().work(goal, hint, goal_file, timeout, cancel)
+        def work(self, goal, hint, timeout, cancel=None):
+            report = super().work(goal, hint, timeout, cancel)
             with self.lock:
                 if len(self.turns) >= 5 and not self.paused:  # someone runs `goal pause` while the makers work
                     self.paused = moves.move(store, goal.goal_id, "pause")

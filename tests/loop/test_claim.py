@@ -37,7 +37,7 @@ class Maker:
     def __init__(self, clock: Clock, seconds: float = 10, finish_on: int = 1) -> None:
         self.clock, self.seconds, self.finish_on, self.turns = clock, seconds, finish_on, 0
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> engine.MakerReport:
+    def work(self, goal: Goal, hint: str, timeout: float | None) -> engine.MakerReport:
         self.turns += 1
         self.clock.advance(self.seconds)
         if self.turns >= self.finish_on:
@@ -66,7 +66,7 @@ from tests.fakes import Clock, FakeOracle
 class Killed:
     name = "killed"
 
-    def work(self, goal, hint, goal_file, timeout):
+    def work(self, goal, hint, timeout):
         os.kill(os.getpid(), signal.SIGKILL)
 
 oracle = FakeOracle()

@@ -26,7 +26,7 @@ class Maker:
     turns: list[str] = field(default_factory=list)  # the hint each turn was given
     name: str = "fake"
 
-    def work(self, goal: Goal, hint: str, goal_file: Path, timeout: float | None) -> engine.MakerReport:
+    def work(self, goal: Goal, hint: str, timeout: float | None) -> engine.MakerReport:
         self.turns.append(hint)
         self.clock.advance(60)
         if len(self.turns) >= self.finish_on:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goal_convergence.models import (Budget, ConditionEvidence, Decision, Goal, Iteration, OracleConfig, Spent,
-                                     StoppingCondition, Unfixable, Verdict, now_iso)
+from goal_convergence.models import (Budget, ConditionEvidence, Decision, Goal, Integrity, IntegrityIssue, Iteration,
+                                     OracleConfig, Spent, StoppingCondition, Unfixable, Verdict, now_iso)
 from goal_convergence.rules import budget
 from goal_convergence.rules.decide import JUDGE_ERROR_HINT, Evidence, classify_blocker, decide, no_progress
 
@@ -176,3 +176,19 @@ def test_blockers_are_typed():
     assert (d.stop_reason, d.blocker) == ("stuck", "needs_user_input")
     failed = decide(goal, evidence([False], tree="t1", maker_failed=True), NO)
     assert (failed.stop_reason, failed.blocker) == ("stuck", "run_failed")
+
+
+def test_a_goal_blocked_line_in_the_makers_message_stops_as_unfixable_with_its_reason():
+    said = "I tried.\n**GOAL BLOCKED:** the spec and the test disagree\n"
+    d = decide(make_goal(), evidence([False, True], maker_summary=said), NO)
+    assert (d.action, d.stop_reason, d.blocker) == ("stop", "unfixable", "needs_user_input")
+    assert "the maker says the goal cannot be met as written: the spec and the test disagree" in d.notes
+    assert decide(make_goal(), evidence([True, True], maker_summary=said), YES).action == "converge"
+    assert decide(make_goal(), evidence([False, True], maker_summary="no goal blocked: here"), NO).action == "continue"
+
+
+def test_the_hint_of_a_refused_green_run_names_the_honest_way_out():
+    guard = Integrity(changed=["tests/test_x.py"],
+                      issues=[IntegrityIssue(kind="test-gone", subject="t", detail="a test was deleted")])
+    d = decide(make_goal(), evidence([True, True], integrity=guard), YES)
+    assert d.action == "continue" and "GOAL BLOCKED: <why>" in d.hint and 'goal blocked "<why>"' in d.hint

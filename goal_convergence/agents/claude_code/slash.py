@@ -17,9 +17,10 @@ that says so (``Reply``), because Claude Code aborts a slash command whose helpe
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import shlex
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,6 @@ from ...goals import creation, listing, lookup
 from ...models import GOAL_ID_RE, Goal
 from ...report import render
 from ...storage.store import Store
-from ...system import process
 from ...system.index import STATES
 from ...system.text import plural
 from .fast import COMMAND
@@ -274,10 +274,16 @@ SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
 
 
 def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
-    """Run `goal <name> ...` as the CLI itself would, and hand its output over."""
-    done = process.run_read([sys.executable, "-m", "goal_convergence", name, *args], cwd)
+    """Run `goal <name> ...` as the CLI itself would, and hand its output over. In this process, as the person's
+    (person.py): Claude Code, whose child this hook is, may be a recorded maker, and a child process could not
+    prove it was started by the person's slash command rather than by the maker."""
+    from ...cli import app, person
+
+    out = io.StringIO()
+    with person.by_person(), contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = app.main([name, *args])
     shown = " ".join(shlex.quote(a) for a in ["goal", name, *args])
     # the heartbeat is quiet when nothing changed, which is right for cron and puzzling in a session
     quiet = "nothing new: no check failed that is not already a goal or a triage item" if name == "heartbeat" else ""
-    output = (done.stdout + done.stderr).strip() or quiet or "(no output)"
-    return Reply(f"Output of `{shown}` (exit {done.exit.code}):\n{output}\n\nShow this to the user.")
+    output = out.getvalue().strip() or quiet or "(no output)"
+    return Reply(f"Output of `{shown}` (exit {code}):\n{output}\n\nShow this to the user.")

@@ -22,7 +22,7 @@ from .. import output
 @click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
               help="The heartbeat goals' oracle, over the settings' `oracle`; `conditions` means no model at all.")
 @click.option("--maker", type=click.Choice(["claude"]), help="With --run: Claude Code in print mode (default).")
-@click.option("--maker-cmd", help="With --run: any shell command as the maker (gets GOAL_HINT and GOAL_FILE).")
+@click.option("--maker-cmd", help="With --run: any shell command as the maker (it gets GOAL_HINT, GOAL_ID).")
 @click.option("--json", "json_out", is_flag=True, help="Always print a JSON summary.")
 def heartbeat_cmd(project: str | None, mode: str | None, run_goals: bool, parallel: int, oracle: str | None,
                   maker: str | None, maker_cmd: str | None, json_out: bool) -> int:

@@ -16,7 +16,7 @@ from ..options import attempts_option, budget_options, given, goal_options, spec
 @goal_options
 @budget_options(defaults=True)
 @click.option("--maker", type=click.Choice(["claude"]), help="The maker: Claude Code in print mode (default).")
-@click.option("--maker-cmd", help="The maker: any shell command (gets GOAL_HINT and GOAL_FILE).")
+@click.option("--maker-cmd", help="The maker: any shell command (it gets GOAL_HINT, GOAL_ID, GOAL_TASKS).")
 @attempts_option
 @click.option("--branch", help="Leave the converged work on a new branch of this name, not in your files.")
 @click.option("--json", "json_out", is_flag=True, help="Print the ledger {met, stop, turns, totalCostUsd, evidence}.")
@@ -30,8 +30,8 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, branch
     from ...report import render
 
     store = output.store()
-    goal_id = runner.target_goal(store, target, lambda: spec_from(target or "", options),
-                                 output.live_progress(json_out), given=given(options))
+    goal_id, settings = runner.target_goal(store, target, lambda: spec_from(target or "", options),
+                                           output.live_progress(json_out), given=given(options))
     chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker(options.get("maker_model"))
     live = sys.stderr.isatty() and not json_out
     if workdir:
@@ -39,6 +39,7 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, branch
 
         interrupt_on_term()
     result = runner.run_goal(store, goal_id, chosen, attempts=options.get("attempts"), branch=branch, workdir=workdir,
+                             settings=settings,
                              on_iteration=(lambda o: click.echo(render.iteration_line(o), err=True)) if live else None)
     output.echo_json(result.ledger()) if json_out else click.echo(
         render.run_summary(result.goal, result.stop, result.note))

@@ -15,7 +15,7 @@ import click
 @click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True, help="Goals worked at once.")
 @click.option("--project", type=click.Path(file_okay=False), help="Project folder (default: here).")
 @click.option("--maker", type=click.Choice(["claude"]), help="The makers: Claude Code in print mode (default).")
-@click.option("--maker-cmd", help="The makers: any shell command (gets GOAL_HINT and GOAL_FILE), run in each worktree.")
+@click.option("--maker-cmd", help="The makers: any shell command, run in each worktree (it gets GOAL_HINT, GOAL_ID).")
 @click.option("--json", "json_out", is_flag=True, help="Print the table as JSON.")
 def wave_cmd(goal_ids: tuple[str, ...], from_heartbeat: bool, parallel: int, project: str | None, maker: str | None,
              maker_cmd: str | None, json_out: bool) -> int:
