@@ -116,6 +116,9 @@ def save(home: Path, goal: Goal, manifest: Manifest, start: list[ConditionEviden
     manifest.contract = contract(goal)
     # After the start run: the bytecode it wrote in site-packages is part of the environment as it began.
     manifest.environment = environment.record(Path(goal.project_root), goal.stopping_conditions)
+    if manifest.environment.skipped:
+        goal.baseline.note = "; ".join(filter(None, [goal.baseline.note, "the runner's environment is not recorded "
+                                                     "for " + ", ".join(manifest.environment.skipped)]))
     path = _folder(home) / f"{goal.goal_id}.json"
     write_atomic(path, json.dumps(manifest.dump(), separators=(",", ":")).encode())
     return goal

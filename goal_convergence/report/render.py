@@ -192,6 +192,7 @@ def guard_lines(guard: Integrity, indent: str = "") -> list[str]:
         lines.append(f"{indent}pristine re-run: {guard.pristine_note}")
     lines += [f"{indent}issue: {i.kind}: {i.subject}: {i.detail}" + (f" (since #{i.since})" if i.since else "")
               for i in guard.issues[:10]]
+    lines += [f"{indent}note: {note}" for note in guard.notes[:5]]
     return lines
 
 
