@@ -21,7 +21,11 @@ of iterations. Then it prints, each beside the live run of the conditions measur
    lines each, every start test's literals read, the iteration's checkpoint taken as a Stop takes it),
    relative to the live run;
 4. the baseline cost at `goal new` (record + start run, and the whole call) relative to one live run;
-5. the bytes the baseline keeps under the home.
+5. the bytes the baseline keeps under the home;
+6. the environment baseline alone (guard/environment.py) on a green Stop: its check when nothing moved
+   (a stat of each recorded file), when something moved (the interpreter probed again and its
+   site-packages read), and its record at `goal new`. The conditions run this benchmark's venv: pytest
+   with pytest-xdist, hypothesis, anyio and coverage installed, their files checked against RECORD.
 
 PYTHONDONTWRITEBYTECODE is dropped from the environment, as on a developer's machine: with it every
 run compiles the whole project and the live run is no faster than the pristine one.
@@ -69,7 +73,7 @@ from common import Row, report  # noqa: E402
 
 from goal_convergence.checks import conditions  # noqa: E402
 from goal_convergence.goals import creation, specs  # noqa: E402
-from goal_convergence.guard import integrity, protect, tripwire  # noqa: E402
+from goal_convergence.guard import environment, integrity, protect, tripwire  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
 from goal_convergence.vcs import checkpoint, tree  # noqa: E402
@@ -454,7 +458,19 @@ def bench(runs: int, rows: list[Row]) -> int:
     cold_live, cold_found = timed(lambda: conditions.run_conditions(goal.stopping_conditions, root))
 
     manifest = integrity.load(store.root, goal.goal_id)
-    assert manifest is not None
+    assert manifest is not None and manifest.environment is not None
+
+    # ---- the environment baseline alone: nothing moved, something moved (probe again), its record ----
+    recorded = manifest.environment
+    env_runs = max(5, runs * 2)
+    env_quiet, env_same = median_of(env_runs, lambda: environment.check(recorded, goal))
+    moved = recorded.model_copy(update={"interpreters": [it.model_copy(update={"stamp": "moved"})
+                                                         for it in recorded.interpreters]})
+    env_probe, env_probed = median_of(runs, lambda: environment.check(moved, goal))
+    env_record, _ = median_of(runs, lambda: environment.record(root, goal.stopping_conditions))
+    env_ok = (not (env_same.refused or env_same.undoable or env_probed.refused or env_probed.undoable)
+              and bool(recorded.interpreters))
+    watched = sum(len(it.watched) + len(it.runner) for it in recorded.interpreters)
 
     def enter_and_leave() -> list[str]:
         with integrity.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (_copy, restored, _):
@@ -500,6 +516,13 @@ def bench(runs: int, rows: list[Row]) -> int:
     print(f"baseline under the home: {goal.baseline.files} check-defining files watched, "
           f"{goal.baseline.kept_bytes:,} bytes of their content kept; {files} files, {kept:,} bytes on disk in "
           f"{store.root.name}/baselines (blobs + manifest)")
+    [seen] = recorded.interpreters[:1] or [None]
+    print(f"environment baseline: {len(recorded.interpreters)} interpreter(s), "
+          f"{len(seen.dists) if seen else 0} distributions, runner {seen.runner_dists if seen else []} with "
+          f"{len(seen.runner) if seen else 0} files; {watched} paths stat'ed each Stop")
+    print(f"  check, nothing moved (stat cache): median {ms(env_quiet)} over {env_runs} = {env_quiet / live:.4f} of the "
+          f"live run; something moved (probe again): median {ms(env_probe)} = {env_probe / live:.3f} of the live run; "
+          f"record at goal new: {ms(env_record)} = {env_record / live:.3f}")
     print(f"benchmark wall time {time.perf_counter() - started:.1f} s")
     live_ms = f"the live run of 400 tests: {ms(live)}"
     rows += [
@@ -512,8 +535,12 @@ def bench(runs: int, rows: list[Row]) -> int:
             live_ms, "≤ 0.25× the live run", wires_took / live <= 0.25, wires_took / live),
         Row("`goal new` (baseline record + start run)", ms(new_took), live_ms, "≤ 1.5× the live run",
             new_took / live <= 1.5, new_took / live),
+        Row("environment baseline, green Stop, nothing moved (stat cache)", ms(env_quiet), live_ms,
+            "≤ 0.02× the live run", env_quiet / live <= 0.02, env_quiet / live),
+        Row("environment baseline, green Stop, something moved (interpreter probed again)", ms(env_probe), live_ms,
+            "≤ 0.25× the live run", env_probe / live <= 0.25, env_probe / live),
     ]
-    ok = (quiet_ok and not wire_findings and pristine is not None and pristine.passed and linked and bool(restored) and all(greens)
+    ok = (quiet_ok and env_ok and not wire_findings and pristine is not None and pristine.passed and linked and bool(restored) and all(greens)
           and cold_found[0].passed)
     if not ok:
         print("SETUP PROBLEM: the figures above do not measure what they say")

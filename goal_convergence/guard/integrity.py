@@ -29,7 +29,8 @@ from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, Inte
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
 from ..vcs import tree
-from . import protect, tripwire
+from . import environment, protect, tripwire
+from .environment import Environment
 from .scratch import LEFT_OUT, copy_tree
 
 MAX_FILES = 20_000
@@ -51,6 +52,7 @@ class Manifest(Model):
     contract: str = ""
     start_tree: str = ""  # the work tree as the goal began, a git tree object (tripwire.start)
     sources: dict[str, str] = Field(default_factory=dict)  # outside git: the product sources' start hashes
+    environment: Environment | None = None
 
 
 def _folder(home: Path) -> Path:
@@ -115,6 +117,11 @@ def save(home: Path, goal: Goal, manifest: Manifest, start: list[ConditionEviden
     manifest.outcomes = [dict(c.outcomes) if c is not None and c.ids else None for c in censuses]
     goal.baseline.census = censuses
     manifest.contract = contract(goal)
+    # After the start run: the bytecode it wrote in site-packages is part of the environment as it began.
+    manifest.environment = environment.record(Path(goal.project_root), goal.stopping_conditions)
+    if manifest.environment.skipped:
+        goal.baseline.note = "; ".join(filter(None, [goal.baseline.note, "the runner's environment is not recorded "
+                                                     "for " + ", ".join(manifest.environment.skipped)]))
     path = _folder(home) / f"{goal.goal_id}.json"
     write_atomic(path, json.dumps(manifest.dump(), separators=(",", ":")).encode())
     return goal
@@ -161,18 +168,25 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
                                      detail="the goal's objective, conditions or guard settings were edited "
                                             "outside goal-convergence since it was made"))
     issues += _census_issues(goal, manifest, found)
+    # The runner's environment: what no pristine run can leave out refuses now, the rest if the pristine run fails.
+    env = environment.check(manifest.environment, goal)
+    issues += env.refused
     report = Integrity(enforced=not goal.tests_may_change, changed=_listed(changed), deleted=_listed(deleted),
-                       added=_listed(added), census=[e.census for e in found])
+                       added=_listed(added), census=[e.census for e in found], notes=env.notes)
     if not green:
         report.pristine_note = "the pristine re-run waits until every condition passes"
-    elif not (changed or deleted or added):
+        issues += env.undoable
+    elif not (changed or deleted or added or env.undoable):
         report.pristine_note = "not needed: no check-defining file changed and none was added"
     elif issues and not goal.tests_may_change:
-        report.pristine_note = "not run: the test census already refuses this run"
+        report.pristine_note = "not run: the test census or the environment already refuses this run"
+        issues += env.undoable
     else:
-        pristine, more = _pristine(home, goal, manifest, set(added), changed + deleted)
+        pristine, more = _pristine(home, goal, manifest, set(added) | env.remove, changed + deleted, env)
         report.pristine = pristine
-        issues += more
+        issues += more + ([] if pristine is not None and pristine.passed else env.undoable)
+        if env.undoable and pristine is not None and pristine.passed:
+            report.notes.append("the pristine run passed without " + "; ".join(i.subject for i in env.undoable))
     unique = list({(i.kind, i.subject, i.condition): i for i in issues}.values())
     report.issues = _since(unique, goal.history, number)[:MAX_ISSUES]
     if green:
@@ -272,19 +286,19 @@ def _count(census: Census) -> str:
 # ---- the pristine re-run ------------------------------------------------------------------------
 
 
-def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str],
-              touched: list[str]) -> tuple[PristineRun | None, list[IntegrityIssue]]:
+def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str], touched: list[str],
+              env: environment.Check) -> tuple[PristineRun | None, list[IntegrityIssue]]:
     """Run the conditions with the original tests and check files (strict). A condition that fails
     there although every original test passed (a coverage bar, say) runs once more with the original
     check files but the maker's tests (lenient): new tests may raise coverage, not lower a bar."""
     started = time.monotonic()
     try:
         found, restored, unrestorable = _run_copy(home, goal, manifest, added, touched,
-                                                  range(len(goal.stopping_conditions)))
+                                                  range(len(goal.stopping_conditions)), env)
         again = [e.index for e in found if not e.passed and _tests_clean(e)]
         if again:
             lenient, _, _ = _run_copy(home, goal, manifest, {a for a in added if not protect.is_plain_test(a)},
-                                      [rel for rel in touched if not protect.is_plain_test(rel)], again)
+                                      [rel for rel in touched if not protect.is_plain_test(rel)], again, env)
             passed = {e.index: e for e in lenient if e.passed}
             found = [passed.get(e.index, e) for e in found]
     except (GoalConvergenceError, OSError) as exc:
@@ -311,7 +325,8 @@ def _tests_clean(ev: ConditionEvidence) -> bool:
 
 
 def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], restore: list[str],
-              indexes: Iterable[int]) -> tuple[list[ConditionEvidence], list[str], list[str]]:
+              indexes: Iterable[int],
+              changes: environment.Check) -> tuple[list[ConditionEvidence], list[str], list[str]]:
     root = Path(goal.project_root)
     with scratch_copy(home, root, manifest, remove, restore) as (copy, restored, unrestorable):
         conds = [c.model_copy(update={"command": c.command.replace(str(root), str(copy))})
@@ -320,7 +335,7 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
         # the work tree would hand each side the other's test binaries (cargo trusts file times, and
         # the copy keeps them).
         target = Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}"
-        env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
+        env = {**environment.pristine_env(os.environ, changes), "CARGO_TARGET_DIR": str(target)}
         found = conditions.run_conditions(conds, copy, only=list(indexes), env=env)
     for ev in found:
         ev.command = goal.stopping_conditions[ev.index].command

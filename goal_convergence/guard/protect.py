@@ -84,6 +84,8 @@ _SOURCES = _fnmatch_regex(("*.py", "*.pyi", "*.[cm][jt]s", "*.[jt]s", "*.[jt]sx"
                            "*.cc", "*.cpp", "*.hpp", "*.java", "*.kt", "*.rb", "*.swift", "*.cs"))
 _HOOKS = _fnmatch_regex(PYTHON_HOOKS)
 _TESTS = _fnmatch_regex(TEST_NAMES)
+# A package's metadata folder: an entry point in it registers a pytest plugin when the folder is on the path.
+_METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/")
 
 
 def pattern_regex(pattern: str) -> re.Pattern[str]:
@@ -177,7 +179,7 @@ def sensitive(files: Iterable[str], patterns: list[str]) -> list[str]:
     """The files that would change what the checks do if the maker had added them."""
     regexes = [pattern_regex(p) for p in patterns]
     return [f for f in files if is_config(f) or _HOOKS.fullmatch(_name(f)) or is_test_file(f) or shadows(f)
-            or any(r.fullmatch(f) for r in regexes)]
+            or _METADATA.search(f) or any(r.fullmatch(f) for r in regexes)]
 
 
 def named_files(root: Path, command: str) -> list[str]:

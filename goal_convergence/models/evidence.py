@@ -138,6 +138,8 @@ class Integrity(Model):
     pristine_note: str = Field(default="", description="Why there was no pristine run, when there was none.")
     census: list[Census | None] = Field(default_factory=list, description="The live run's, one per condition.")
     issues: list[IntegrityIssue] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, exclude_if=lambda v: not v,
+                             description="What the guard saw that refuses nothing (a dependency installed).")
     findings: list[IntegrityIssue] = Field(
         default_factory=list, exclude_if=lambda v: not v,
         description="Suspicions that do not refuse a run by themselves (the tripwires): a model judge is asked "

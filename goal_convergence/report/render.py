@@ -195,6 +195,7 @@ def guard_lines(guard: Integrity, indent: str = "") -> list[str]:
     lines += [f"{indent}issue: {i.kind}: {i.subject}: {i.detail}" + (f" (since #{i.since})" if i.since else "")
               for i in guard.issues[:10]]
     lines += [f"{indent}finding: {i.kind}: {i.detail}" for i in guard.findings[:10]]
+    lines += [f"{indent}note: {note}" for note in guard.notes[:5]]
     return lines
 
 
