@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from ..system.index import GOAL_ID_RE
 from .base import (DURATION_PATTERN, TARGET_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat,
@@ -302,6 +302,17 @@ class Goal(Model):
                                                                "after the goal was made, oldest first.")
     created_at: Timestamp
     updated_at: Timestamp
+    # Set by the store when the file's seal does not hold (system/seal.py): what changed, as known.
+    # Not a field: the file cannot vouch for itself.
+    _tampered: str | None = PrivateAttr(default=None)
+
+    @property
+    def tampered(self) -> str | None:
+        """Why this goal's file cannot be trusted (edited outside goal-convergence), or None."""
+        return self._tampered
+
+    def mark_tampered(self, detail: str | None) -> None:
+        self._tampered = detail
 
     @property
     def last_hint(self) -> str:
