@@ -255,8 +255,21 @@ class RunChildren(Model):
     groups: list[ChildGroup] = Field(default_factory=list)
 
 
+def _sealed(schema: dict[str, Any]) -> None:
+    # The seal the store puts last in every goal file it writes (system/seal.py): not a field of the
+    # model, since a file cannot vouch for itself; the store checks and removes it before validation.
+    schema["properties"]["seal"] = {
+        "type": "object", "required": ["mac"], "additionalProperties": False,
+        "description": "HMAC-SHA256 of the file's text before it and of its name, with the home's seal.key.",
+        "properties": {"mac": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                       "tampered": {"type": "string", "description": "Why the goal was found tampered, "
+                                                                     "kept until it is escalated."}}}
+
+
 class Goal(Model):
     """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
+
+    model_config = ConfigDict(json_schema_extra=_sealed)
 
     schema_version: SchemaVersion = 1
     goal_id: str = Field(pattern=GOAL_ID_RE.pattern)
