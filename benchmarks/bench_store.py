@@ -5,6 +5,8 @@
 - `goal list` and `goal list --all --json` (`python -m goal_convergence`) over 10,000 goal files of
   15 iterations of real evidence each (see corpus.py), the index fresh: <= 1 s and <= 150 MB peak
   RSS, beside `python3 -c pass` measured in the same run, interleaved.
+- The seal (system/seal.py) on a goal of 1,000 iterations: a write (the store's `update`) and a
+  read of the changed file by another process's store, each as a ratio to the same without the seal.
 - One goal's file at 15, 100 and 1,000 iterations of the same real evidence: it grows by a small,
   bounded record per iteration (the bytes an iteration adds from 100 to 1,000 no more than from 15
   to 100, and under 4 KB), beside the evidence that iteration ran (kept in its side file).
@@ -29,8 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, report  # noqa: E402
 from corpus import REPO, goal_with_history, many_goals, project, real_evidence  # noqa: E402
 
+from goal_convergence.models import Goal  # noqa: E402
 from goal_convergence.storage import evidence_files  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
+from goal_convergence.system import seal  # noqa: E402
 
 # Runs a command and prints its wall time and peak RSS: a fresh parent, so RUSAGE_CHILDREN is that command's alone.
 MEASURE = """
@@ -94,6 +98,57 @@ def growth(work: Path, long: int) -> list[Row]:
                 "a small, bounded record per iteration (< 4 KB, not growing)", ok, round(late / early, 2))]
 
 
+def _unsealed() -> dict:
+    """seal.py's entry points as the store calls them, doing nothing: the store as it was before the seal."""
+    return {"seal": lambda root, name, doc, with_key=None, extra=None: seal.dumps(doc),
+            "write_terms": lambda root, goal_id, doc: None, "retire": lambda root, name: None,
+            "goal_problem": lambda root, goal_id, text, doc: doc.pop(seal.FIELD, None) and None}
+
+
+def seal_cost(work: Path, long: int, runs: int) -> list[Row]:
+    root = project(work / "project-seal")
+    evidence = real_evidence(root)
+    real = {name: getattr(seal, name) for name in _unsealed()}
+    homes = {True: work / "sealed-home", False: work / "unsealed-home"}  # the same goal, with and without
+
+    def use(sealed: bool) -> None:
+        for name, value in (real if sealed else _unsealed()).items():
+            setattr(seal, name, value)
+
+    goals = {}
+    for sealed, home in homes.items():
+        use(sealed)
+        goals[sealed] = goal_with_history(home, root, evidence, long, session=None).goal_id
+    stores = {sealed: Store(home) for sealed, home in homes.items()}
+
+    def write(sealed: bool) -> float:
+        use(sealed)
+        started = time.perf_counter()
+        stores[sealed].update(Goal, goals[sealed], lambda g: setattr(g.spent, "active_seconds", g.spent.active_seconds + 1))
+        return time.perf_counter() - started
+
+    def read(sealed: bool) -> float:
+        use(sealed)
+        stores[sealed].path_for(Goal, goals[sealed]).touch()  # changed since any store read it: checked again
+        started = time.perf_counter()
+        Store(homes[sealed]).load(Goal, goals[sealed])
+        return time.perf_counter() - started
+
+    timed: dict[str, list[float]] = {"write": [], "write0": [], "read": [], "read0": []}
+    for _ in range(runs * 4):  # interleaved, so that a change in the machine's load falls on both alike
+        for sealed in (True, False):
+            timed["write" if sealed else "write0"].append(write(sealed))
+            timed["read" if sealed else "read0"].append(read(sealed))
+    use(True)
+    assert Store(homes[True]).load(Goal, goals[True]).tampered is None
+    med = {k: statistics.median(v) * 1000 for k, v in timed.items()}
+    size = stores[True].path_for(Goal, goals[True]).stat().st_size // 1024
+    return [Row(f"{what} of a goal of {long:,} iterations ({size} KB), sealed", f"{med[key]:.1f} ms",
+                f"without the seal: {med[key + '0']:.1f} ms", "≤ 1.25× without the seal",
+                med[key] <= 1.25 * med[key + "0"], round(med[key] / med[key + "0"], 2))
+            for what, key in (("a write (store.update)", "write"), ("a read of the changed file", "read"))]
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     total, long, runs = (1_000, 200, 3) if quick else (10_000, 1_000, 5)
@@ -101,7 +156,7 @@ def main(argv: list[str]) -> int:
     os.environ["GOAL_CONVERGENCE_HOME"] = str(work / "scratch-home")
     try:
         started = time.perf_counter()
-        rows = goal_list(work, total, runs) + growth(work, long)
+        rows = goal_list(work, total, runs) + seal_cost(work, long, runs) + growth(work, long)
         print(f"bench_store: {time.perf_counter() - started:.0f} s", file=sys.stderr)
         return report(rows, argv)
     finally:

@@ -28,7 +28,8 @@ def goals(root: Path, show_all: bool, quarantined: reindex.Moved) -> list[dict[s
     """The summaries of the open goals (or all of them), newest first; the goal files that changed
     since the index was written are read again, and the broken ones among them quarantined and
     added to ``quarantined``."""
-    found = [s for s in reindex.summaries(root, quarantined) if show_all or s["state"] in OPEN_STATES]
+    found = [s for s in reindex.summaries(root, quarantined)
+             if show_all or s["state"] in OPEN_STATES or s.get("tampered")]
     found.sort(key=lambda s: s["createdAt"], reverse=True)
     for s in found:
         s.pop("stamp", None)  # the index's own business
@@ -44,7 +45,8 @@ def table(summaries: list[dict[str, Any]]) -> Iterator[str]:
     for s in summaries:
         its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
         objective = s["objective"].replace("\n", " ")
-        yield f"{s['goalId']:<13} {s['state']:<9} {its:>7} {money(s['dollars']):>9}  {objective[:70]}"
+        state = "tampered" if s.get("tampered") else s["state"]  # the file's own state is no news then
+        yield f"{s['goalId']:<13} {state:<9} {its:>7} {money(s['dollars']):>9}  {objective[:70]}"
 
 
 def as_json(summaries: list[dict[str, Any]]) -> Iterator[str]:

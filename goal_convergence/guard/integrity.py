@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -21,13 +20,15 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from ..checks import conditions
 from ..errors import GoalConvergenceError
 from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
+from ..system import files as documents
+from ..system import seal
 from ..vcs import tree
 from . import environment, protect, tripwire
 from .environment import Environment
@@ -43,29 +44,25 @@ RAN: tuple[TestOutcome, ...] = ("passed", "failed", "xpassed")
 
 class Manifest(Model):
     """The part of the baseline that stays out of the goal file: every path with its start hash, the
-    check-sensitive files there were, the start census's test ids, and the goal's contract."""
+    check-sensitive files there were and the start census's test ids. Sealed as a whole (seal.py)."""
 
     files: dict[str, str | None] = Field(default_factory=dict)
     kept: list[str] = Field(default_factory=list)
     sensitive: list[str] = Field(default_factory=list)
     outcomes: list[dict[str, str] | None] = Field(default_factory=list)
+    # A plain hash of the goal's terms, written before the seal; read, no longer checked: anyone can
+    # recompute a plain hash, and the seal covers the goal file whole.
     contract: str = ""
     start_tree: str = ""  # the work tree as the goal began, a git tree object (tripwire.start)
     sources: dict[str, str] = Field(default_factory=dict)  # outside git: the product sources' start hashes
     environment: Environment | None = None
+    _tampered: str | None = PrivateAttr(default=None)  # why the file's seal does not hold, when it does not
 
 
 def _folder(home: Path) -> Path:
     path = Path(home) / "baselines"
     (path / "blobs").mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
-
-
-def contract(goal: Goal) -> str:
-    """A hash of what the goal holds the maker to; an edit of the goal file behind our back changes it."""
-    doc = {"objective": goal.objective, "conditions": [c.dump() for c in goal.stopping_conditions],
-           "testsMayChange": goal.tests_may_change, "protect": goal.protect}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
 def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
@@ -116,22 +113,29 @@ def save(home: Path, goal: Goal, manifest: Manifest, start: list[ConditionEviden
     censuses = [e.census for e in start]
     manifest.outcomes = [dict(c.outcomes) if c is not None and c.ids else None for c in censuses]
     goal.baseline.census = censuses
-    manifest.contract = contract(goal)
     # After the start run: the bytecode it wrote in site-packages is part of the environment as it began.
     manifest.environment = environment.record(Path(goal.project_root), goal.stopping_conditions)
     if manifest.environment.skipped:
         goal.baseline.note = "; ".join(filter(None, [goal.baseline.note, "the runner's environment is not recorded "
                                                      "for " + ", ".join(manifest.environment.skipped)]))
     path = _folder(home) / f"{goal.goal_id}.json"
-    write_atomic(path, json.dumps(manifest.dump(), separators=(",", ":")).encode())
+    write_atomic(path, seal.seal(Path(home), f"baselines/{path.name}", manifest.dump()).encode())
     return goal
 
 
 def load(home: Path, goal_id: str) -> Manifest | None:
+    """The goal's manifest, marked when its seal does not hold; None when it is gone or unreadable."""
+    name = f"baselines/{goal_id}.json"
     try:
-        return Manifest.model_validate_json((Path(home) / "baselines" / f"{goal_id}.json").read_bytes())
+        text = (Path(home) / name).read_text(encoding="utf-8")
+        doc = documents.parse_json(text)
+        tampered = seal.check(Path(home), name, text, doc)
+        seal.sealed(doc)
+        manifest = Manifest.model_validate(doc)
     except (OSError, ValueError):
         return None
+    manifest._tampered = tampered
+    return manifest
 
 
 # ---- every iteration -----------------------------------------------------------------------------
@@ -163,10 +167,10 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
     known = set(manifest.sensitive) | set(manifest.files)
     added = [f for f in protect.sensitive(files, goal.protect) if f not in known]
     issues = []
-    if manifest.contract and manifest.contract != contract(goal):
-        issues.append(IntegrityIssue(kind="goal-edited", subject="goal file",
-                                     detail="the goal's objective, conditions or guard settings were edited "
-                                            "outside goal-convergence since it was made"))
+    if manifest._tampered:
+        issues.append(IntegrityIssue(kind="goal-tampered", subject="baseline manifest",
+                                     detail=f"the goal's baseline manifest: {manifest._tampered}; its checks cannot "
+                                            f"be trusted: abandon the goal and start it again"))
     issues += _census_issues(goal, manifest, found)
     # The runner's environment: what no pristine run can leave out refuses now, the rest if the pristine run fails.
     env = environment.check(manifest.environment, goal)

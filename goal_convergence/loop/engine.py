@@ -17,7 +17,7 @@ from typing import Any
 from .. import oracle
 from ..checks import conditions
 from ..errors import JUDGE_ERRORS, InvalidInput
-from ..goals import notify, triage
+from ..goals import notify, tampering, triage
 from ..guard import integrity
 from ..models import ConditionEvidence, Cost, Decision, Goal, Integrity, Iteration, Pending, Rerun, Verdict, now_iso
 from ..rules import budget, lifecycle, plan, progress
@@ -233,6 +233,8 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     edges = edges or Edges()
     clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
+    if goal.tampered:
+        return stop_tampered(store, goal_id, edges, settle)
     if goal.state != "active":
         if settle is not None:
             goal = record_maker(store, goal_id, settle, detach=True, now=clock())
@@ -268,7 +270,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
                             judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
                             regressions=regressions,
                             notes=notes + off_notes + flip_notes + judged.notes)
-        decision = decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap)
+        decision = tampering.overrule(decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap), guard)
         if decision.action != "recheck":
             break
         notes = decision.notes
@@ -315,10 +317,12 @@ def carries_on(goal: Goal, decision: Decision) -> bool:
 
 
 def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, edges: Edges,
-             settle: MakerWork | None, checkpoints_off: str | None = None, ends_goal: bool = True) -> Outcome:
+             settle: MakerWork | None, checkpoints_off: str | None = None, ends_goal: bool = True,
+             start: Callable[[Goal], Goal] | None = None) -> Outcome:
     now = edges.now()
 
     def change(goal: Goal) -> Goal:
+        goal = start(goal) if start else goal
         if goal.spent.iterations < record.number:
             goal.checkpoints_off = checkpoints_off
         _record(goal, record, decision, now, ends_goal)
@@ -372,6 +376,15 @@ def stop_if_exhausted(store: Store, goal_id: str, edges: Edges | None = None) ->
     goal = store.update(Goal, goal_id, lambda g: _escalate(g, decision, now))
     announce_end(store, goal, edges)
     return Outcome(goal, decision)
+
+
+def stop_tampered(store: Store, goal_id: str, edges: Edges, settle: MakerWork | None = None) -> Outcome:
+    """Escalate a goal whose file was edited outside goal-convergence, whatever state the file claims,
+    with its sealed terms back (tampering.py)."""
+    goal = store.load(Goal, goal_id)
+    record = tampering.record(goal, tampering.restored(store.root, goal)[1], edges.now())
+    return _persist(store, goal_id, record, record.decision, edges, settle, goal.checkpoints_off,
+                    start=lambda g: tampering.reopened(store.root, g))
 
 
 def _escalate(goal: Goal, decision: Decision, now: datetime) -> Goal:

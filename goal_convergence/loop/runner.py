@@ -44,6 +44,7 @@ class RunResult:
             "turns": g.spent.iterations,
             "totalCostUsd": round(g.spent.dollars, 6),
             "triageId": g.escalation.triage_id if g.escalation else None,
+            **({"tampered": g.tampered} if g.tampered else {}),
             **({"note": self.note} if self.note else {}),
             "evidence": [
                 {"iteration": it.number, "action": it.decision.action, "stopReason": it.decision.stop_reason,
@@ -99,6 +100,9 @@ def _loop(store: Store, goal_id: str, maker: Maker, edges: engine.Edges,
     outcomes: list[engine.Outcome] = []
     while True:
         goal = store.load(Goal, goal_id)
+        if goal.tampered:  # before its state, which the edit may have set
+            outcomes.append(engine.stop_tampered(store, goal_id, edges))
+            return RunResult(outcomes[-1].goal, "tampered", outcomes)
         if goal.state != "active":
             engine.announce_end(store, goal, edges)  # idempotent: repairs an end a crash left unannounced
             return RunResult(goal, goal.stop_reason or "paused", outcomes)

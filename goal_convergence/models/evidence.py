@@ -147,8 +147,8 @@ class Integrity(Model):
 
     @property
     def blocks(self) -> bool:
-        # An edited goal file is never the objective's doing, so --tests-may-change does not excuse it.
-        return any(i.kind == "goal-edited" for i in self.issues) or (self.enforced and bool(self.issues))
+        # An edited goal file or baseline is never the objective's doing, so --tests-may-change does not excuse it.
+        return any(i.kind in ("goal-edited", "goal-tampered") for i in self.issues) or (self.enforced and bool(self.issues))
 
 
 class Baseline(Model):

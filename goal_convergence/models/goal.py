@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from ..system.index import GOAL_ID_RE
 from .base import (DURATION_PATTERN, TARGET_PATTERN, TRIAGE_ID_RE, Blocker, ConditionType, Model, NonNegFloat,
@@ -255,8 +255,21 @@ class RunChildren(Model):
     groups: list[ChildGroup] = Field(default_factory=list)
 
 
+def _sealed(schema: dict[str, Any]) -> None:
+    # The seal the store puts last in every goal file it writes (system/seal.py): not a field of the
+    # model, since a file cannot vouch for itself; the store checks and removes it before validation.
+    schema["properties"]["seal"] = {
+        "type": "object", "required": ["mac"], "additionalProperties": False,
+        "description": "HMAC-SHA256 of the file's text before it and of its name, with the home's seal.key.",
+        "properties": {"mac": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                       "tampered": {"type": "string", "description": "Why the goal was found tampered, "
+                                                                     "kept until it is escalated."}}}
+
+
 class Goal(Model):
     """One goal: its objective, stopping conditions, budget, state and evidence ledger."""
+
+    model_config = ConfigDict(json_schema_extra=_sealed)
 
     schema_version: SchemaVersion = 1
     goal_id: str = Field(pattern=GOAL_ID_RE.pattern)
@@ -305,6 +318,17 @@ class Goal(Model):
                                                                "after the goal was made, oldest first.")
     created_at: Timestamp
     updated_at: Timestamp
+    # Set by the store when the file's seal does not hold (system/seal.py): what changed, as known.
+    # Not a field: the file cannot vouch for itself.
+    _tampered: str | None = PrivateAttr(default=None)
+
+    @property
+    def tampered(self) -> str | None:
+        """Why this goal's file cannot be trusted (edited outside goal-convergence), or None."""
+        return self._tampered
+
+    def mark_tampered(self, detail: str | None) -> None:
+        self._tampered = detail
 
     @property
     def last_hint(self) -> str:

@@ -50,9 +50,8 @@ def condition_lines(goal: Goal) -> list[str]:
 def status(goal: Goal, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     lines = [f"{goal.goal_id}: {goal.objective}",
-             f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else "")
-             + (f", accepted by a person at {goal.accepted_at[:16].replace('T', ' ')} over the tripwires' findings"
-                if goal.accepted_at else ""),
+             state_line(goal) + (f", accepted by a person at {goal.accepted_at[:16].replace('T', ' ')} over the "
+                                 "tripwires' findings" if goal.accepted_at else ""),
              f"project: {goal.project_root}",
              f"session: {goal.session_id or '(none)'}",
              "conditions:", *condition_lines(goal),
@@ -74,6 +73,14 @@ def status(goal: Goal, now: datetime | None = None) -> str:
     if goal.last_hint and goal.state != "converged":  # a converged goal's last hint is no longer advice
         lines.append(f"last hint: {goal.last_hint}")
     return "\n".join(lines)
+
+
+def state_line(goal: Goal) -> str:
+    """The goal's state, or "tampered" when its file cannot be trusted: what the file claims is then no news."""
+    if goal.tampered:
+        return (f"state: TAMPERED (the file says {goal.state}); {goal.tampered}; the next iteration escalates it "
+                f"and restores its sealed terms")
+    return f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else "")
 
 
 def created(goal: Goal) -> str:

@@ -114,6 +114,7 @@ def page(goal: Goal, now: datetime | None = None) -> dict:
     entries = [_entry(goal, it, p) for it, p in zip(goal.history, points, strict=True)]
     return {
         "goal": goal, "meaning": ACCEPTED if goal.accepted_at else MEANING.get(goal.stop_reason or "", ""), "kinds": KINDS,
+        "tampered": goal.tampered,
         "generated": when(now.isoformat()), "gauges": gauges(goal, now),
         "chart": chart.chart(series(goal, points), [p.kind for p in points], points[0].number if points else 1),
         # what the page's script shows on hover: one row an iteration, in the order of the chart's bands

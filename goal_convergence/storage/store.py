@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..errors import CorruptFile, GoalNotFound, InvalidInput, problems
 from ..models import GOAL_ID_RE, TRIAGE_ID_RE, Goal, Iteration, Model, TriageItem, now_iso
-from ..system import files, index, reindex
+from ..system import files, index, reindex, seal
 from ..system.files import write_atomic
 from . import evidence_files
 
@@ -47,6 +47,7 @@ class Store:
         # loads and saves its goal several times, and a goal of 1,000 iterations must be read and
         # validated once, not at each of them. Trusted only while the stamps are unchanged.
         self._kept: dict[Path, tuple[list, Model, dict]] = {}
+        self._unsealed: set[Path] = set()  # goal files read as written before the seal (seal.py)
 
     # ---- paths and plumbing -------------------------------------------------------------
 
@@ -71,15 +72,35 @@ class Store:
     def _write(self, path: Path, doc: dict) -> None:
         files.write_json(path, doc)
 
+    def _write_goal(self, path: Path, goal: Goal, doc: dict) -> None:
+        """Write a goal file sealed (seal.py), and keep its terms when it is not tampered. A tampered
+        goal is written with its note in the seal: it stays tampered until the engine escalates it."""
+        note = goal.tampered
+        text = seal.seal(self.root, f"goals/{path.name}", doc, extra={"tampered": note} if note else None)
+        files.write_atomic(path, (text + "\n").encode("utf-8"))
+        if note is None:
+            seal.write_terms(self.root, goal.goal_id, doc)
+        if path in self._unsealed:
+            seal.retire(self.root, f"goals/{path.name}")
+            self._unsealed.discard(path)
+
     def _parse(self, kind: type[M], path: Path, text: str) -> tuple[M, dict]:
         """The document as a model, and as the JSON it was validated from."""
         doc = files.parse_document(path, text)
+        tampered = None
         if kind is Goal:
+            unsealed = isinstance(doc, dict) and seal.FIELD not in doc
+            tampered = seal.goal_problem(self.root, path.stem, text, doc)
+            if unsealed and tampered is None:
+                self._unsealed.add(path)
             doc = evidence_files.hydrate(path, doc)
         try:
-            return kind.from_doc(doc), doc  # type: ignore[return-value]
+            item = kind.from_doc(doc)
         except ValidationError as exc:
             raise CorruptFile(f"{path} is not a valid {kind.__name__}: {problems(exc)}") from None
+        if tampered is not None:
+            item.mark_tampered(tampered)  # type: ignore[attr-defined]
+        return item, doc  # type: ignore[return-value]
 
     def _validated_doc(self, item: Model, read: dict | None = None) -> dict:
         doc = item.dump()
@@ -177,13 +198,15 @@ class Store:
         item.updated_at = now_iso()  # type: ignore[attr-defined]
         doc = self._validated_doc(item, read)
         written = evidence_files.externalize(path, doc) if isinstance(item, Goal) else doc
-        self._write(path, written)
-        if isinstance(item, Goal):
-            self._index_put(item.goal_id, written, path)
+        if not isinstance(item, Goal):
+            self._write(path, written)
+        else:
+            self._write_goal(path, item, written)
+            self._index_put(item.goal_id, written, path, item.tampered)
             if index.sessions_dir(self.root).is_dir():  # else the next refresh of the index writes them all
                 if session_before != item.session_id:
                     index.bind(self.root, session_before, item.goal_id, False)
-                index.bind(self.root, item.session_id, item.goal_id, item.state == "active")
+                index.bind(self.root, item.session_id, item.goal_id, item.state == "active" or bool(item.tampered))
         self._keep(path, item, doc, written)
 
     def _read_all(self, kind: type[M]) -> list[tuple[M, list[int]]]:
@@ -211,17 +234,17 @@ class Store:
 
     # ---- goal index (see index.py) ------------------------------------------------------
 
-    def _index_put(self, goal_id: str, doc: dict, path: Path) -> None:
+    def _index_put(self, goal_id: str, doc: dict, path: Path, tampered: str | None) -> None:
         ipath = index.index_path(self.root)
         with self.lock(ipath):
             entries = index.cached(self.root)
-            entries[goal_id] = index.summary(doc, index.file_stamp(path))
+            entries[goal_id] = index.summary(doc, index.file_stamp(path), tampered)
             self._write(ipath, {"goals": entries})
 
     def _index_rebuild(self, found: list[tuple[Goal, list[int]]]) -> list[dict]:
         # Each summary keeps the stamp of the file as it was read: a goal written since then no
         # longer matches its stamp, so readers see the index as stale instead of trusting old news.
-        entries = {g.goal_id: index.summary(g.dump(), stamp) for g, stamp in found}
+        entries = {g.goal_id: index.summary(g.dump(), stamp, g.tampered) for g, stamp in found}
         reindex.write(self.root, entries)
         return list(entries.values())
 

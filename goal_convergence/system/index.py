@@ -124,7 +124,7 @@ def sync_bindings(root: Path, entries: dict[str, dict[str, Any]]) -> None:
     it and renamed into place, so the fast path never trusts a half-written one. A goal whose file
     changed since its summary was made is left alone: its writer set its binding under its lock."""
     want = {s["sessionId"]: gid for gid, s in entries.items()
-            if s.get("state") == "active" and isinstance(s.get("sessionId"), str) and SESSION_RE.fullmatch(s["sessionId"])}
+            if working(s) and isinstance(s.get("sessionId"), str) and SESSION_RE.fullmatch(s["sessionId"])}
     folder = sessions_dir(root)
 
     def current(gid: str) -> bool:
@@ -171,7 +171,8 @@ def bound_to_session(summaries: list[dict[str, Any]], session_id: str | None,
     most one of them is active: a session works on one goal at a time (goals.py refuses a second)."""
     if not session_id:
         return []  # a goal without a session is bound to none, and never to a session that has no id
-    return [s for s in summaries if s.get("sessionId") == session_id and s.get("state") in states]
+    return [s for s in summaries if s.get("sessionId") == session_id
+            and (s.get("state") in states or ("active" in states and working(s)))]
 
 
 def project_root(path: Path | str | None = None) -> Path:
@@ -211,8 +212,9 @@ def check(goal_doc: Any, goal_id: str) -> None:
             raise ValueError("history: an iteration without a decision")
 
 
-def summary(goal_doc: dict[str, Any], stamp: list[int]) -> dict[str, Any]:
-    """What the hooks need to know about a goal without reading it."""
+def summary(goal_doc: dict[str, Any], stamp: list[int], tampered: str | None = None) -> dict[str, Any]:
+    """What the hooks need to know about a goal without reading it; ``tampered``: why its file
+    cannot be trusted (seal.py), when it cannot."""
     hint = ""
     for it in reversed(goal_doc.get("history") or []):
         if it.get("decision", {}).get("hint"):
@@ -232,5 +234,13 @@ def summary(goal_doc: dict[str, Any], stamp: list[int]) -> dict[str, Any]:
         "lastHint": hint,
         "triageId": (goal_doc.get("escalation") or {}).get("triageId"),
         "createdAt": goal_doc["createdAt"],
+        **({"tampered": tampered} if tampered else {}),
         "stamp": stamp,
     }
+
+
+def working(s: dict[str, Any]) -> bool:
+    """Whether the loop works this goal at its session's next stop: an active one, or a tampered one
+    whatever its file says (the engine escalates it: a file edited to say converged must not let
+    the session end as if it were)."""
+    return s.get("state") == "active" or bool(s.get("tampered"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptFile, GoalNotFound
-from . import files, index
+from . import files, index, seal
 
 # A write's temp file lives for milliseconds; one this old was left by a killed writer.
 STALE_TEMP_SECONDS = 600
@@ -55,15 +55,16 @@ def _summarise(root: Path, goal_id: str, quarantined: Moved) -> dict[str, Any] |
 
     def parse(text: str) -> dict[str, Any]:
         doc = files.parse_document(path, text)
+        tampered = seal.goal_problem(root, goal_id, text, doc)
         try:
             index.check(doc, goal_id)
         except ValueError as exc:
             raise CorruptFile(f"{path} is not a valid Goal: {exc}") from None
-        return doc
+        return index.summary(doc, index.file_stamp(path), tampered)
 
     try:
         with files.lock(root, path):
-            return index.summary(files.read_as(root, path, parse, "goal"), index.file_stamp(path))
+            return files.read_as(root, path, parse, "goal")
     except CorruptFile as exc:
         quarantined.append((exc.moved_to, exc.reason))  # type: ignore[arg-type]
     except (GoalNotFound, FileNotFoundError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -182,11 +183,15 @@ def test_files_over_the_size_limit_are_watched_but_not_restorable(store, project
     assert "revert it yourself" in guard.issues[0].detail
 
 
-def test_a_goal_file_edited_behind_our_back_is_caught_even_when_tests_may_change(store, project):
+def test_a_baseline_edited_behind_our_back_is_caught_even_when_tests_may_change(store, project):
+    # The goal file's own edits are the seal's (tests/storage/test_seal.py); the manifest is sealed too.
     goal = new(store, project, tests_may_change=True)
-    goal.stopping_conditions[0].command = "true"
+    path = store.root / "baselines" / f"{goal.goal_id}.json"
+    doc = json.loads(path.read_text())
+    doc["files"] = {}
+    path.write_text(json.dumps(doc))
     guard = inspect(store, goal)
-    assert [i.kind for i in guard.issues] == ["goal-edited", "census-lost"]
+    assert [i.kind for i in guard.issues] == ["goal-tampered"] and "no longer matches" in guard.issues[0].detail
     assert not guard.enforced and guard.blocks
 
 

@@ -22,7 +22,8 @@ ORIGINAL = demo.DATA / "project"
 def assert_the_demo_story(folder: Path, home: Path) -> Goal:
     """Converged in three iterations: a fix, a cheat the guard refused, the rest of the fix."""
     [path] = (home / "goals").glob("goal-*.json")
-    goal = Goal.model_validate_json(path.read_text())
+    goal = Store(home).load(Goal, path.stem)
+    assert goal.tampered is None  # sealed by the demo's own loop
     assert (goal.state, goal.stop_reason, goal.oracle.provider) == ("converged", "converged", "conditions")
     assert goal.project_root == str(folder / "project")
     first, cheat, last = goal.history

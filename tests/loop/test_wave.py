@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from goal_convergence.models import Goal, Runner, TriageItem, now_iso
+from goal_convergence.rules import lifecycle
 from goal_convergence.storage.store import Store
 from goal_convergence.system import orphans
 from tests.conftest import git, run_goal
@@ -205,12 +209,26 @@ def test_the_exit_code_is_the_worst_stop_reason(project, makers, gc_home):
     assert_nothing_left(project, makers, gc_home)
 
 
-def test_a_goal_paused_while_the_wave_runs_counts_with_its_runs_code(project, makers, gc_home):
+def test_a_goal_paused_while_the_wave_runs_counts_with_its_runs_code(project, makers, gc_home, tmp_path):
     done = makers.goal(project, "write a", "sh has.sh a yes", {"write": {"out/a.txt": "yes\n"}})
     paused = makers.goal(project, "pause me", "sh has.sh p yes", {"write": {"out/p.txt": "half\n"}})
-    pause = (f'if [ "$GOAL_OBJECTIVE" = "pause me" ]; then {sys.executable} -m goal_convergence pause $GOAL_ID; fi; '
-             f'{makers.command}')
+    # A maker may not pause its own goal (cli/person.py): it asks, and the person (this test) pauses it.
+    asked, answered = tmp_path / "pause-asked", tmp_path / "pause-done"
+    pause = (f'if [ "$GOAL_OBJECTIVE" = "pause me" ]; then touch {asked}; '
+             f'for i in $(seq 200); do [ -e {answered} ] && break; sleep 0.05; done; fi; {makers.command}')
+
+    def person() -> None:
+        for _ in range(600):
+            if asked.exists():
+                Store(gc_home).update(Goal, paused, lambda g: lifecycle.transition(g, "pause", datetime.now(UTC)))
+                answered.touch()
+                return
+            time.sleep(0.05)
+
+    helper = threading.Thread(target=person)
+    helper.start()
     table = json.loads(run_goal(project, "wave", done, paused, "--maker-cmd", pause, "--json").stdout)
+    helper.join()
     first, second = table["goals"]
     assert (first["stop"], first["merge"]) == ("converged", "merged")
     assert (second["stop"], second["exitCode"], second["merge"], table["exitCode"]) == ("paused", 75, "not converged", 75)

@@ -49,6 +49,7 @@ def test_the_goal_file_grows_by_a_small_bounded_record_per_iteration(store, make
     assert max(growth) < 2_500, growth  # each iteration ran 20 KB of output; its record stays small
     assert max(growth) - min(growth) < 200  # and the same size at 40 as at 10: nothing accumulates
     on_disk = json.loads(store.path_for(Goal, goal.goal_id).read_text())
+    assert on_disk.pop("seal")["mac"]
     assert Goal.from_doc(on_disk).spent == store.load(Goal, goal.goal_id).spent  # the file alone is a valid goal
     assert on_disk["history"][-1]["conditions"][0]["failureLines"] == evidence.failure_lines[:1]
 
@@ -73,7 +74,8 @@ def test_a_goal_saved_without_a_change_is_saved_unchanged(store, make_goal, evid
     before = json.loads(path.read_text())
     store.update(Goal, goal.goal_id, lambda g: None)
     after = json.loads(path.read_text())
-    assert after.pop("updatedAt") and before.pop("updatedAt") and after == before
+    assert after.pop("updatedAt") and before.pop("updatedAt") and after.pop("seal") and before.pop("seal")
+    assert after == before
 
 
 def test_a_lost_side_file_costs_the_evidence_not_the_goal(store, make_goal, evidence):

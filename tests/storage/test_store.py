@@ -110,6 +110,8 @@ def test_files_written_by_0_1_0_load_and_save_unchanged(store, kind, sample):
     assert store.load(kind, item_id).dump() == doc
     store.update(kind, item_id, lambda item: None)
     saved = json.loads(path.read_text(encoding="utf-8"))
+    if kind is Goal:
+        assert saved.pop("seal")["mac"], "a goal from before the seal is sealed at its next write"
     assert saved.pop("updatedAt") != doc.pop("updatedAt") and saved == doc
 
 
@@ -146,7 +148,9 @@ def test_concurrent_writers_lose_no_update_and_readers_never_see_half_a_file(sto
         p.start()
     reads = 0
     while any(p.is_alive() for p in procs):  # read without the lock: atomic renames alone must suffice
-        Goal.from_doc(files.parse_json(path.read_text(encoding="utf-8")))
+        doc = files.parse_json(path.read_text(encoding="utf-8"))
+        assert doc.pop("seal")["mac"]
+        Goal.from_doc(doc)
         reads += 1
     for p in procs:
         p.join()

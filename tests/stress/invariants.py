@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from goal_convergence.models import Goal
+from goal_convergence.system import seal
 
 # The fields of a hook's answer that Claude Code reads; a hook prints one JSON object of them, or nothing.
 HOOK_FIELDS = {"decision", "reason", "systemMessage", "hookSpecificOutput", "continue", "stopReason",
@@ -25,15 +26,18 @@ class Lost(AssertionError):
 
 
 def goal_doc(home: Path, goal_id: str) -> dict:
-    """The goal file, which must exist and validate against the model (the schema's source)."""
+    """The goal file, which must exist, hold its seal and validate against the model (the schema's source)."""
     path = Path(home) / "goals" / f"{goal_id}.json"
     assert path.is_file(), f"the goal file {path} is gone (quarantined: {sorted(os.listdir(Path(home) / 'quarantine')) if (Path(home) / 'quarantine').is_dir() else 'none'})"
     raw = path.read_bytes()
+    doc = json.loads(raw)
+    problem = seal.goal_problem(Path(home), goal_id, raw.decode(), doc)  # takes the seal out of doc
+    assert problem is None, f"the goal file's seal does not hold: {problem}"
     try:
-        Goal.model_validate_json(raw)
+        Goal.from_doc(doc)
     except ValueError as exc:
         raise AssertionError(f"the goal file is not valid: {str(exc)[:300]}") from None
-    return json.loads(raw)
+    return doc
 
 
 def check_ledger(doc: dict) -> None:
