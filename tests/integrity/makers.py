@@ -322,5 +322,8 @@ MAKERS: dict[str, dict[str, str]] = {
 
 
 def script(project: str, maker: str) -> str:
-    """The script body of ``maker`` for ``project`` (KeyError when that cheat does not apply there)."""
-    return MAKERS[project][maker]
+    """The script body of ``maker`` for ``project`` (KeyError when that cheat does not apply there):
+    this module's, else round two's (cheats.py)."""
+    from . import cheats  # built on this module's prelude: imported here, not at the top
+
+    return {**cheats.MAKERS.get(project, {}), **MAKERS.get(project, {})}[maker]
