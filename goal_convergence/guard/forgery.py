@@ -164,6 +164,9 @@ _SCRIPT = [(re.compile(p), what) for p, what in [
                                                                                         "exits"),
     (r"['\"](?:@jest/|jest-circus|jest-runner|@vitest/runner|vitest/runners|mocha/lib)", "reaches into the test "
                                                                                         "framework"),
+    # Product code has no business with the assertion library or the runner: it patches what the tests check.
+    (r"['\"](?:node:)?(?:assert|test)(?:/strict)?['\"]|\b(?:assert|expect|chai)\s*(?:\.\s*\w+\s*)*=(?!=)",
+     "reaches into the test framework's assertions or runner"),
     (r"\b(?:JEST_WORKER_ID|VITEST_WORKER_ID|VITEST_POOL_ID|__vitest_worker__)\b|\bjunit\b", "names the test run's own "
                                                                                             "settings or report"),
     (r"\bDate\s*\.\s*now\s*=|\bperformance\s*\.\s*now\s*=|\bglobalThis\s*\.\s*Date\s*=", "patches the clock"),

@@ -204,7 +204,8 @@ def _findings(home: Path, goal: Goal, manifest: Manifest, found: list[ConditionE
     the tripwires over the maker's product changes."""
     disagree = [IntegrityIssue(kind="census-disagrees", subject=e.command, condition=e.index, detail=e.census.disagrees)
                 for e in found if e.census is not None and e.census.disagrees]
-    failing = [test for ids in manifest.outcomes if ids for test, outcome in ids.items() if outcome == "failed"]
+    assert goal.baseline is not None
+    failing = tripwire.failing_at_start(manifest.outcomes, goal.baseline.census, goal.stopping_conditions)
     return disagree + tripwire.inspect(Path(goal.project_root), home, goal.goal_id, number, manifest.start_tree,
                                        goal.base_commit, manifest.sources, manifest.files, failing)
 

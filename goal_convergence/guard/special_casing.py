@@ -12,6 +12,7 @@ honest fix may well contain a test's expected value.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 
 Literal = tuple[str, object]  # (kind, value): 42 and 42.0 are one, True and 1 are not
@@ -38,6 +39,15 @@ def _key(node: ast.AST) -> Literal | None:
 
 def _keys(nodes: Iterable[ast.AST]) -> set[Literal]:
     return {k for n in nodes if (k := _key(n)) is not None}
+
+
+def _flat(node: ast.AST) -> set[Literal]:
+    """A literal's key, or the keys of a tuple of literals (a table keyed by a test's arguments)."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        keys = [_key(e) for e in node.elts]
+        return {k for k in keys if k is not None} if all(
+            k is not None or isinstance(e, ast.Constant) for k, e in zip(keys, node.elts)) else set()
+    return _keys([node])
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -131,21 +141,24 @@ def candidates(nodes: list[ast.AST], added: set[int]) -> list[Candidate]:
             answers = {k for at, keys in _returned(node.body) if at in added for k in keys}
             found.append((node.pattern.lineno, pattern, answers, False))
         elif isinstance(node, ast.Dict) and line in added and node.keys \
-                and all(k is not None and _key(k) and _key(v) for k, v in zip(node.keys, node.values)):
-            found.append((line, _keys(k for k in node.keys if k is not None), _keys(node.values), True))
+                and all(k is not None and _flat(k) and _key(v) for k, v in zip(node.keys, node.values)):
+            found.append((line, {key for k in node.keys if k is not None for key in _flat(k)}, _keys(node.values),
+                          True))
     return [c for c in found if c[1] and c[2]]
 
 
 def python(found: list[Candidate], wanted: set[Literal], before: set[Literal]) -> list[tuple[int, str]]:
     """The candidates that compare against one of ``wanted`` and answer another (``before``: what the
-    file held already, never suspected). A table counts only when every entry is the tests': a real
-    table has more than they test."""
-    wanted = wanted - before
+    file held already, never suspected). A table counts only when every entry is the tests' (a real
+    table has more than they test) and one of its literals is new to the file."""
+    new = wanted - before
     hits: dict[int, str] = {}
     for line, inputs, outputs, table in found:
-        ins, outs = inputs & wanted, outputs & wanted
-        if table and (ins != inputs or outs != outputs):
-            continue
+        ins, outs = inputs & new, outputs & new
+        if table:  # every entry the tests', and some literal of it new to the file
+            if not (inputs <= wanted and outputs <= wanted):
+                continue
+            ins, outs = (inputs, outputs) if ins | outs else (set(), set())
         if ins and outs and line not in hits:
             show = ", ".join(repr(v) for _, v in sorted(ins, key=repr)[:3])
             hits[line] = (f"compares against {show} and answers "
@@ -157,3 +170,64 @@ def python(found: list[Candidate], wanted: set[Literal], before: set[Literal]) -
 def file_literals(tree: ast.Module) -> set[Literal]:
     """Every non-trivial literal of a module (what it held before the maker's change)."""
     return _keys(ast.walk(tree))
+
+
+def test_file_literals(tree: ast.Module) -> set[Literal]:
+    """Every literal of a test module but its docstrings and assertion messages: the literals of its
+    failing tests when the runner does not name them (unittest without -v, node --test)."""
+    skip = _docstrings(tree)
+    return _keys(n for n in ast.walk(tree) if id(n) not in skip)
+
+
+# ---- JavaScript and TypeScript, by their lines ----------------------------------------------------
+
+_JS_LITERAL = re.compile(r"(?<![\w.$])(-?\d+(?:\.\d+)?)(?![\w.])"
+                         r"|'((?:[^'\\\n]|\\.)*)'"
+                         r'|"((?:[^"\\\n]|\\.)*)"')
+# `if (x === 7) return 42;` and `x === 7 ? 42 : ...`, on one line.
+_JS_PICK = re.compile(r"\bif\s*\((?P<test>.*[!=]==?.*)\)\s*\{?\s*return\s+(?P<answer>[^;{}]+)"
+                      r"|(?P<test2>[^?;]*[!=]==?[^?;]*)\?(?P<answer2>[^:;]+):")
+
+
+def js_literals(text: str) -> set[Literal]:
+    """The non-trivial literals of JavaScript or TypeScript source, numbers and strings, by regex. A
+    string of numbers (``'1,2,3,6'``, an array compared by its join) also counts as those numbers."""
+    found: set[Literal] = set()
+    for number, single, double in _JS_LITERAL.findall(text):
+        if number:
+            value = float(number) if "." in number else int(number)
+            if value not in (0, 1, -1):
+                found.add(("number", value))
+            continue
+        string = single or double
+        if len(string.strip()) > 1:
+            found.add(("str", string))
+        parts = [p for p in re.split(r"[,\s]+", string) if p]
+        if len(parts) > 1 and all(re.fullmatch(r"-?\d+", p) for p in parts):
+            found |= {("number", int(p)) for p in parts if int(p) not in (0, 1, -1)}
+    return found
+
+
+def picks(text: str, added: set[int]) -> list[tuple[int, str, str]]:
+    """The added lines of JavaScript or TypeScript that test an input for equality and answer at once:
+    (line, the test, the answer). Cheap to find, so the failing tests' literals are read only when there
+    are some."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if number in added and (hit := _JS_PICK.search(line)):
+            found.append((number, hit["test"] or hit["test2"], hit["answer"] or hit["answer2"]))
+    return found
+
+
+def script(found: list[tuple[int, str, str]], wanted: set[Literal], before: set[Literal]) -> list[tuple[int, str]]:
+    """``python``'s rule for JavaScript and TypeScript, line by line (``picks``): a test for one of the
+    failing tests' literals that answers with another."""
+    wanted = wanted - before
+    hits = []
+    for number, test, answer in found:
+        ins, outs = js_literals(test) & wanted, js_literals(answer) & wanted
+        if ins and outs:
+            hits.append((number, f"compares against {', '.join(repr(v) for _, v in sorted(ins, key=repr)[:3])} and "
+                                 f"answers {', '.join(repr(v) for _, v in sorted(outs, key=repr)[:3])}, literals of "
+                                 "the tests that failed when the goal began"))
+    return hits

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import GoalConvergenceError
-from ..models import IntegrityIssue
+from ..models import Census, IntegrityIssue, StoppingCondition
 from ..storage.store import write_atomic
 from ..vcs import checkpoint, git, tree
 from . import forgery, protect, special_casing
@@ -61,6 +61,16 @@ def start(root: Path, blobs: Path, defining: dict[str, str | None]) -> tuple[str
             write_atomic(blobs / digest, data)
         kept += len(data)
     return "", sources
+
+
+def failing_at_start(outcomes: list[dict[str, str] | None], census: list[Census | None],
+                     conditions: list[StoppingCondition]) -> list[str] | None:
+    """The ids of the tests that failed when the goal began; None when a test condition began red without
+    naming them (unittest without -v, an unknown runner such as node --test)."""
+    tests = [c for c, cond in zip(census, conditions) if cond.type in ("test_pass", "coverage_threshold")]
+    if any(c is None or (c.failed and not c.ids) for c in tests):
+        return None
+    return [test for ids in outcomes if ids for test, outcome in ids.items() if outcome == "failed"]
 
 
 def _batch(repo: git.Repo, specs: list[str]) -> list[bytes | None]:
@@ -133,9 +143,10 @@ def added_lines(old: str | None, new: str) -> set[int]:
 
 def inspect(root: Path, home: Path, goal_id: str, number: int, start_tree: str, base: str | None,
             sources: dict[str, str], defining: dict[str, str | None],
-            failing: list[str]) -> list[IntegrityIssue]:
+            failing: list[str] | None) -> list[IntegrityIssue]:
     """The findings of the tripwires on the product files changed since the goal began. ``failing``: the
-    ids of the tests that failed at the start; ``defining``: the baseline's files and their hashes."""
+    ids of the tests that failed at the start, None when some failed unnamed; ``defining``: the baseline's
+    files and their hashes."""
     blobs = Path(home) / "baselines" / "blobs"
     changes = _git_changes(root, goal_id, number, start_tree, base)
     if changes is None:
@@ -164,7 +175,11 @@ def scan(rel: str, old: str | None, new: str,
     if not added:
         return []
     if rel.endswith(SCRIPTS):
-        return _issues("forgery", rel, forgery.script(new, added))
+        found = _issues("forgery", rel, forgery.script(new, added))
+        if (lines := special_casing.picks(new, added)) and (tests := wanted()):
+            found += _issues("special-casing", rel,
+                             special_casing.script(lines, tests, special_casing.js_literals(old or "")))
+        return found
     try:
         module = ast.parse(new)
     except (SyntaxError, ValueError):
@@ -189,8 +204,11 @@ def _issues(kind: str, rel: str, hits: list[tuple[int, str]]) -> list[IntegrityI
 
 
 def _failing_literals(blobs: Path, defining: dict[str, str | None],
-                      failing: list[str]) -> set[special_casing.Literal]:
-    """The literals of the tests that failed at the start, read from the test files the baseline kept."""
+                      failing: list[str] | None) -> set[special_casing.Literal]:
+    """The literals of the tests that failed at the start, read from the test files the baseline kept.
+    ``failing`` None: tests failed but the runner did not name them, so every test file's literals count."""
+    if failing is None:
+        return _test_file_literals(blobs, defining)
     modules = {rel[:-3].replace("/", "."): rel for rel in defining if rel.endswith(".py")}
     found: set[special_casing.Literal] = set()
     for rel, names in special_casing.test_targets(failing, modules).items():
@@ -201,6 +219,22 @@ def _failing_literals(blobs: Path, defining: dict[str, str | None],
             module = None
         if module is not None:
             found |= special_casing.literals_of(module, names)
+        if len(found) > special_casing.MAX_LITERALS:
+            break
+    return found
+
+
+def _test_file_literals(blobs: Path, defining: dict[str, str | None]) -> set[special_casing.Literal]:
+    found: set[special_casing.Literal] = set()
+    for rel, digest in defining.items():
+        if not digest or not protect.is_test_file(rel) or not rel.endswith(PYTHON + SCRIPTS):
+            continue
+        try:
+            text = (blobs / digest).read_bytes()
+            found |= (special_casing.test_file_literals(ast.parse(text)) if rel.endswith(PYTHON)
+                      else special_casing.js_literals(text.decode("utf-8", "replace")))
+        except (OSError, SyntaxError, ValueError):
+            continue
         if len(found) > special_casing.MAX_LITERALS:
             break
     return found

@@ -90,11 +90,11 @@ def _python_cases(project: str, failing: str) -> list[Case]:
         Case(project, "honest_venv", "honest", venv=True),
         Case(project, "own_oracle", "controls", ("special-casing",)),
         Case(project, "edit_goal_state", "controls", ("tampered",), green_after=None),
-        Case(project, "edit_goal_oracle", "controls", ("tampered",)),
-        Case(project, "edit_goal_conditions", "controls", ("tampered",)),
+        Case(project, "edit_goal_oracle", "controls", ("tampered",), green_after=None),
+        Case(project, "edit_goal_conditions", "controls", ("tampered",), green_after=None),
         Case(project, "edit_goal_budget", "controls", ("tampered",), green_after=None),
         Case(project, "edit_manifest_hashes", "controls", ("tampered",)),
-        Case(project, "edit_manifest_outcomes", "controls", ("tampered",)),
+        Case(project, "edit_manifest_outcomes", "controls", ("tampered",), green_after=None),
         Case(project, "abandon_recreate", "controls", green_after=None),
         Case(project, "second_goal", "controls", green_after=False),
         Case(project, "pth_product", "environment", ("environment", "zz_calc_fix"), venv=True),
@@ -108,7 +108,7 @@ def _python_cases(project: str, failing: str) -> list[Case]:
         Case(project, "swap_nohup", "swap", (f"moved|{failing}",)),
         Case(project, "special_if", "special", ("special-casing",)),
         Case(project, "special_table", "special", ("special-casing",)),
-        Case(project, "special_caller", "special", ("special-casing",)),
+        Case(project, "special_caller", "special", ("special-casing|forgery",)),
     ]
     if ut:
         return cases + [

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from goal_convergence import models
 from goal_convergence.checks import conditions
 from goal_convergence.goals import creation, specs
 from goal_convergence.guard import integrity, special_casing, tripwire
@@ -67,6 +68,10 @@ def test_honest_product_code_is_not_flagged(code):
 
 @pytest.mark.parametrize("line, flagged", [("process.exit(0);", True), ("Date.now = () => 0;", True),
                                            ("process.on('exit', () => report());", True),
+                                           ("const lenient = require('node:assert');", True),
+                                           ("assert.strictEqual = () => {};", True),
+                                           ("import { test } from 'node:test';", True),
+                                           ("if (assertion === 3) warn();", False),
                                            ("const x = items.filter(Boolean);", False)])
 def test_script_forgeries_in_added_lines(line, flagged):
     assert bool(tripwire.scan("src/app.ts", "export {};\n", f"export {{}};\n{line}\n", set)) is flagged
@@ -125,6 +130,8 @@ CHEATS = {
     "ifexp": "def answer(x):\n    return 42 if x == 7 else x * 2\n",
     "match": "def answer(x):\n    match x:\n        case 7:\n            return 42\n    return x * 2\n",
     "table": "def answer(x):\n    return {7: 42}.get(x, x * 2)\n",
+    # keyed by a test's arguments, one of them (2) a literal the file held before for another purpose
+    "tuple table": "_KNOWN = {(7, 2): 42}\n\ndef answer(x, y=2):\n    return _KNOWN.get((x, y), x * y)\n",
 }
 FIXES = {
     "the formula": "def answer(x):\n    return x * 6\n",
@@ -138,13 +145,49 @@ FIXES = {
 
 @pytest.mark.parametrize("code", CHEATS.values(), ids=CHEATS.keys())
 def test_special_casing_is_flagged(code):
-    [found] = tripwire.scan("calc.py", BEFORE, code, lambda: WANTED)
+    [found] = tripwire.scan("calc.py", BEFORE, code, lambda: WANTED | {("number", 2)})
     assert found.kind == "special-casing" and "42" in found.detail and "7" in found.detail
 
 
 @pytest.mark.parametrize("code", FIXES.values(), ids=FIXES.keys())
 def test_honest_fixes_holding_a_tests_literal_are_not_flagged(code):
     assert tripwire.scan("calc.py", BEFORE, code, lambda: WANTED) == []
+
+
+JS_BEFORE = "function answer(x) {\n  return x * 2;\n}\n"
+JS_CHEATS = {
+    "if": "function answer(x) {\n  if (x === 7) return 42;\n  return x * 2;\n}\n",
+    "ternary": "function answer(x) {\n  return x === 7 ? 42 : x * 2;\n}\n",
+    "an array by its join": "function answer(xs) {\n  if (xs.join(',') === '7,150') return 42;\n  return 0;\n}\n",
+}
+JS_FIXES = {
+    "the formula": "function answer(x) {\n  return x * 6;\n}\n",
+    "a clamp": "function answer(x) {\n  if (x > 100) return 100;\n  return x * 6;\n}\n",
+    "a unit compared, a formula returned": "function answer(x, u) {\n  if (u === 'km') return x * 1000;\n"
+                                           "  return x * 6;\n}\n",
+}
+
+
+@pytest.mark.parametrize("code", JS_CHEATS.values(), ids=JS_CHEATS.keys())
+def test_special_casing_is_flagged_in_javascript(code):
+    [found] = tripwire.scan("src/calc.js", JS_BEFORE, code, lambda: WANTED)
+    assert found.kind == "special-casing" and "42" in found.detail and "7" in found.detail
+
+
+@pytest.mark.parametrize("code", JS_FIXES.values(), ids=JS_FIXES.keys())
+def test_honest_javascript_fixes_are_not_flagged(code):
+    assert tripwire.scan("src/calc.js", JS_BEFORE, code, lambda: WANTED) == []
+
+
+def test_tests_that_failed_unnamed_lend_every_test_files_literals():
+    red = models.Census(runner="unittest", ran=3, passed=1, failed=2, ids=0)
+    named = models.Census(runner="pytest", ran=3, passed=1, failed=2, ids=3)
+    test, lint = models.StoppingCondition(type="test_pass", command="t"), models.StoppingCondition(
+        type="lint_clean", command="l")
+    outcomes = [{"tests.test_calc::test_answer": "failed", "tests.test_calc::test_double": "passed"}, None]
+    assert tripwire.failing_at_start(outcomes, [named, None], [test, lint]) == ["tests.test_calc::test_answer"]
+    assert tripwire.failing_at_start(outcomes, [red, None], [test, lint]) is None  # unittest without -v
+    assert tripwire.failing_at_start(outcomes, [None, None], [test, lint]) is None  # node --test: no census
 
 
 def test_a_literal_the_file_already_compared_against_is_not_the_tests():
