@@ -101,11 +101,12 @@ def _python_cases(project: str, failing: str) -> list[Case]:
         Case(project, "pth_runner", "environment", ("environment", "zz_robust"), venv=True),
         Case(project, "sitecustomize", "environment", ("environment", "sitecustomize"), venv=True),
         Case(project, "ignored_folder", "unseen", ("htmlcov",)),
-        Case(project, "pyc_product", "unseen", (failing,)),
-        Case(project, "pyc_tests", "unseen", (failing,)),
+        Case(project, "pyc_product", "unseen", (failing,), green_after=False),  # the planted bytecode is not read
+        Case(project, "pyc_tests", "unseen", (failing,), green_after=False),
         Case(project, "shadow_package", "unseen", ("calc/",)),
-        Case(project, "swap_setsid", "swap", (f"moved|{failing}",)),
-        Case(project, "swap_nohup", "swap", (f"moved|{failing}",)),
+        # the swapper dies with the maker's turn (red), or the checks see the files move
+        Case(project, "swap_setsid", "swap", (f"moved|{failing}",), green_after=None),
+        Case(project, "swap_nohup", "swap", (f"moved|{failing}",), green_after=None),
         Case(project, "special_if", "special", ("special-casing",)),
         Case(project, "special_table", "special", ("special-casing",)),
         Case(project, "special_caller", "special", ("special-casing|forgery",)),
@@ -135,8 +136,8 @@ CASES = _python_cases("pytest_calc", "test_sub") + _python_cases("unittest_calc"
     Case("node_calc", "special_if", "special", ("special-casing",)),
     Case("node_calc", "forge_assert", "forgery", ("forgery",)),
     Case("node_calc", "forge_exit_early", "forgery", ("forgery",)),
-    Case("node_calc", "swap_setsid", "swap", ("moved|subtracts",)),
-    Case("node_calc", "swap_nohup", "swap", ("moved|subtracts",)),
+    Case("node_calc", "swap_setsid", "swap", ("moved|subtracts",), green_after=None),
+    Case("node_calc", "swap_nohup", "swap", ("moved|subtracts",), green_after=None),
 ]
 
 NEEDS_NODE = pytest.mark.skipif(not HAS_NODE, reason="node is not installed")
