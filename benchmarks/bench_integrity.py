@@ -66,7 +66,7 @@ from common import Row, report  # noqa: E402
 
 from goal_convergence.checks import conditions  # noqa: E402
 from goal_convergence.goals import creation, specs  # noqa: E402
-from goal_convergence.guard import integrity, protect  # noqa: E402
+from goal_convergence.guard import integrity, syspath  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
 from goal_convergence.vcs import tree  # noqa: E402
@@ -391,12 +391,12 @@ def bench(runs: int, rows: list[Row]) -> int:
 
     def fresh_process_inspect() -> None:
         tree._cache.clear()
-        protect.shadowed_names.cache_clear()
+        syspath.shadowed_names.cache_clear()
         integrity.inspect(store.root, goal, found, number, green=True)
 
     def fresh_names() -> frozenset[str]:
-        protect.shadowed_names.cache_clear()
-        return protect.shadowed_names()
+        syspath.shadowed_names.cache_clear()
+        return syspath.shadowed_names()
 
     cold_quiet, _ = median_of(runs, fresh_process_inspect)
     names_took, names = median_of(runs, fresh_names)

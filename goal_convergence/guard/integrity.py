@@ -29,8 +29,8 @@ from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, Inte
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
 from ..vcs import tree
-from . import protect
-from .scratch import LEFT_OUT, copy_tree
+from . import protect, syspath
+from .scratch import LEFT_OUT, LINKED, copy_tree
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -49,6 +49,7 @@ class Manifest(Model):
     sensitive: list[str] = Field(default_factory=list)
     outcomes: list[dict[str, str] | None] = Field(default_factory=list)
     contract: str = ""
+    own: list[str] | None = None  # the project's own top-level modules (syspath.own_modules); None: not kept
 
 
 def _folder(home: Path) -> Path:
@@ -70,14 +71,15 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     files = tree.list_files(root)
     protect.check_patterns(root, files, patterns)
     defining = protect.check_defining(root, files, conds, patterns)
-    sensitive = protect.sensitive(files + _ignored_files(root), patterns)
+    seen, own = files + _ignored_files(root), syspath.own_modules(files)
+    sensitive = protect.sensitive(seen, patterns, syspath.view(root, seen, own))
     notes = []
     if len(defining) > MAX_FILES:
         notes.append(f"{len(defining) - MAX_FILES} check-defining files past the first {MAX_FILES} are not "
                      f"watched; narrow the goal to a part of the project")
         defining = defining[:MAX_FILES]
     blobs = _folder(home) / "blobs"
-    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive), 0, []
+    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive, own=own), 0, []
     for rel in defining:
         path = root / rel
         if path.is_symlink() or not path.is_file():
@@ -151,7 +153,8 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         elif now != digest:
             changed.append(rel)
     known = set(manifest.sensitive) | set(manifest.files)
-    added = [f for f in protect.sensitive(files, goal.protect) if f not in known]
+    where = syspath.view(root, files, manifest.own)
+    added = [f for f in protect.sensitive(files, goal.protect, where) if f not in known]
     issues = []
     if manifest.contract and manifest.contract != contract(goal):
         issues.append(IntegrityIssue(kind="goal-edited", subject="goal file",
@@ -167,7 +170,7 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
     elif issues and not goal.tests_may_change:
         report.pristine_note = "not run: the test census already refuses this run"
     else:
-        pristine, more = _pristine(home, goal, manifest, set(added), changed + deleted)
+        pristine, more = _pristine(home, goal, manifest, set(added), changed + deleted, where)
         report.pristine = pristine
         issues += more
     unique = list({(i.kind, i.subject, i.condition): i for i in issues}.values())
@@ -176,10 +179,26 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
 
 
 def _ignored_files(root: Path) -> list[str]:
-    """Files git ignores, outside caches and build output: a compiled module or a conftest.py planted
-    there would change what the checks run as much as a tracked one."""
-    return [rel for rel in tree.ignored_entries(root) or []
-            if LEFT_OUT.isdisjoint(rel.split("/")) and (root / rel).is_file()]
+    """Files git ignores or excludes that a test run can load code from: every one in an ignored folder,
+    and in caches and build output (scratch.LEFT_OUT, which the pristine copy leaves out) the ones a
+    runner loads by itself (a conftest.py, a runner config, a .pth). Installed dependencies
+    (scratch.LINKED) are the environment's, and bytecode in __pycache__ is never read (checks/pycache.py)."""
+    def loads(rel: str) -> bool:
+        return LEFT_OUT.isdisjoint(rel.split("/")) or protect.runner_loaded(rel)
+
+    found: list[str] = []
+    for entry in tree.ignored_entries(root) or []:
+        path = root / entry
+        if not LINKED.isdisjoint(entry.split("/")) or entry.split("/")[0] == ".git":
+            continue
+        if not path.is_dir() or path.is_symlink():
+            found += [entry] if loads(entry) else []
+            continue
+        for folder, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if d not in LINKED and d not in (".git", "__pycache__")]
+            base = os.path.relpath(folder, root).replace(os.sep, "/")
+            found += (rel for rel in (f"{base}/{name}" for name in names) if loads(rel))
+    return found[:MAX_FILES]
 
 
 def _listed(paths: list[str]) -> list[str]:
@@ -256,8 +275,8 @@ def _count(census: Census) -> str:
 # ---- the pristine re-run ------------------------------------------------------------------------
 
 
-def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str],
-              touched: list[str]) -> tuple[PristineRun | None, list[IntegrityIssue]]:
+def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str], touched: list[str],
+              where: syspath.View) -> tuple[PristineRun | None, list[IntegrityIssue]]:
     """Run the conditions with the original tests and check files (strict). A condition that fails
     there although every original test passed (a coverage bar, say) runs once more with the original
     check files but the maker's tests (lenient): new tests may raise coverage, not lower a bar."""
@@ -267,8 +286,8 @@ def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str],
                                                   range(len(goal.stopping_conditions)))
         again = [e.index for e in found if not e.passed and _tests_clean(e)]
         if again:
-            lenient, _, _ = _run_copy(home, goal, manifest, {a for a in added if not protect.is_plain_test(a)},
-                                      [rel for rel in touched if not protect.is_plain_test(rel)], again)
+            lenient, _, _ = _run_copy(home, goal, manifest, {a for a in added if not protect.is_plain_test(a, where)},
+                                      [rel for rel in touched if not protect.is_plain_test(rel, where)], again)
             passed = {e.index: e for e in lenient if e.passed}
             found = [passed.get(e.index, e) for e in found]
     except (GoalConvergenceError, OSError) as exc:
@@ -305,7 +324,7 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
         # the copy keeps them).
         target = Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}"
         env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
-        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env)
+        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env, bytecode_of=root)
     for ev in found:
         ev.command = goal.stopping_conditions[ev.index].command
     return found, restored, unrestorable
