@@ -23,8 +23,8 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
                        ".pytest_cache", ".ruff_cache", ".hypothesis"})
 # What tools write as they run, never the project's work: a maker that changed nothing but ran the tests
 # (bytecode, a test runner's or linter's cache, a coverage data file) has not changed the tree.
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
-_CACHE_FILE = re.compile(r"(^|/)\.coverage(\.[^/]*)?$|\.py[co]$")
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "htmlcov"})
+_CACHE_FILE = re.compile(r"(^|/)(\.coverage(\.[^/]*)?|coverage\.xml|coverage\.json|lcov\.info)$|\.py[co]$")
 _DIFF_LIMIT = 2048
 # A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
 # file that recent could hide the second write (git's "racy clean" problem), so it is not cached.
@@ -134,6 +134,22 @@ def tree_fingerprint(root: Path) -> str:
         if digest is not None:
             total.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))
     return total.hexdigest()
+
+
+def changed_since(root: Path, since_ns: int) -> list[str]:
+    """The files ``tree_fingerprint`` covers whose inode changed at or after ``since_ns`` (wall clock, ns).
+
+    That is their ctime: the kernel sets it on every write, rename or chmod, and no user can set it
+    back, so a file swapped in and out again is seen even though its content ends as it began."""
+    root = Path(root).resolve()
+    found = []
+    for rel in list_files(root):
+        try:
+            if not is_cache(rel) and os.lstat(os.path.join(root, rel)).st_ctime_ns >= since_ns:
+                found.append(rel)
+        except OSError:
+            continue  # deleted since it was listed: the fingerprints tell that
+    return found
 
 
 def head_commit(root: Path) -> str | None:

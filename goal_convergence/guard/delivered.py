@@ -1,0 +1,45 @@
+"""The tree a green run checked is the tree at the end of the run.
+
+A process the maker leaves running can swap the fixed file in while the checks run and the broken
+one back once they are done: the content at the end is what it was at the start, so the tree's
+fingerprints before and after the checks agree. Each file's ctime tells: the kernel sets it on
+every write and no user can set it back, so a project file (tracked, or untracked and not ignored,
+caches and coverage data left out) whose ctime is at or after the checks began was written while
+they ran. Files a test run writes in the project's tracked or unignored files count too: a test
+that writes into the tree makes the tree checked differ from the tree delivered; ignoring those
+outputs in .gitignore ends that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..models import ConditionEvidence, Integrity, IntegrityIssue
+from ..vcs import tree
+
+LISTED = 10
+
+
+def watch(root: Path) -> Callable[[str], list[str]]:
+    """Note the tree as the checks begin. The function returned, given the tree's fingerprint once they
+    are done, names the project files written since (or says a file was added or deleted)."""
+    began, before = time.time_ns(), tree.tree_fingerprint(root)
+
+    def moved(after: str) -> list[str]:
+        files = tree.changed_since(root, began)
+        return files or ([] if before == after else ["(a file added or deleted)"])
+
+    return moved
+
+
+def refusal(files: list[str], found: list[ConditionEvidence]) -> Integrity:
+    """The guard's answer for a run whose tree moved: no pristine run (which tree would it restore?), and
+    enforced whatever the goal says of its tests, as a moving tree is never the objective's doing."""
+    shown = ", ".join(files[:LISTED]) + (f" and {len(files) - LISTED} more" if len(files) > LISTED else "")
+    issue = IntegrityIssue(kind="files-moved", subject=files[0],
+                           detail=f"{shown} changed while the checks ran, so the tree they checked is not the "
+                                  f"tree delivered")
+    return Integrity(enforced=True, issues=[issue], census=[e.census for e in found],
+                     pristine_note="not run: the files changed while the checks ran")
