@@ -3,11 +3,13 @@
 A process the maker leaves running can swap the fixed file in while the checks run and the broken
 one back once they are done: the content at the end is what it was at the start, so the tree's
 fingerprints before and after the checks agree. Each file's ctime tells: the kernel sets it on
-every write and no user can set it back, so a project file (tracked, or untracked and not ignored,
-caches and coverage data left out) whose ctime is at or after the checks began was written while
-they ran. Files a test run writes in the project's tracked or unignored files count too: a test
-that writes into the tree makes the tree checked differ from the tree delivered; ignoring those
-outputs in .gitignore ends that.
+every write and no user can set it back, so a project file (tracked, or untracked and not ignored;
+caches, coverage data and build output left out) whose ctime is at or after the checks began was
+written while they ran. With the files listed before and after, one added or deleted is seen too,
+so no second fingerprint of the tree is needed: any change of content moves a ctime.
+
+A test that writes into tracked or unignored files of the project moves the tree as well; ignoring
+those outputs in .gitignore ends that.
 """
 
 from __future__ import annotations
@@ -18,18 +20,19 @@ from pathlib import Path
 
 from ..models import ConditionEvidence, Integrity, IntegrityIssue
 from ..vcs import tree
+from .scratch import LEFT_OUT, LINKED
 
 LISTED = 10
 
 
-def watch(root: Path) -> Callable[[str], list[str]]:
-    """Note the tree as the checks begin. The function returned, given the tree's fingerprint once they
-    are done, names the project files written since (or says a file was added or deleted)."""
-    began, before = time.time_ns(), tree.tree_fingerprint(root)
+def watch(root: Path) -> Callable[[], list[str]]:
+    """Note the tree as the checks begin. The function returned names the project files written, added or
+    deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
+    began, before = time.time_ns(), tree.list_files(root)
 
-    def moved(after: str) -> list[str]:
-        files = tree.changed_since(root, began)
-        return files or ([] if before == after else ["(a file added or deleted)"])
+    def moved() -> list[str]:
+        return [rel for rel in tree.changed_since(root, began, before)
+                if LEFT_OUT.isdisjoint(rel.split("/")) and LINKED.isdisjoint(rel.split("/"))]
 
     return moved
 

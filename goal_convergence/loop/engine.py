@@ -46,7 +46,7 @@ class Edges:
     fingerprint: Callable[[Path], str] = tree.tree_fingerprint
     checkpoint: Callable[[Goal, int], checkpoint.Taken] = checkpoint.take
     inspect: Callable[..., Integrity | None] = integrity.inspect
-    watch: Callable[[Path], Callable[[str], list[str]]] = delivered.watch
+    watch: Callable[[Path], Callable[[], list[str]]] = delivered.watch
     get_oracle: Callable[..., Any] = oracle.get_oracle
     build_input: Callable[..., Any] = oracle.build_input
     file_escalation: Callable[..., Any] = triage.file_escalation
@@ -253,7 +253,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
         found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
         tree_fp = edges.fingerprint(root)
         green = all(e.passed for e in found)
-        moved = moved_since(tree_fp) if green else []
+        moved = moved_since() if green else []
         taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts on them
         off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)

@@ -13,6 +13,7 @@ import re
 import stat
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..system.log import log_error
@@ -136,20 +137,22 @@ def tree_fingerprint(root: Path) -> str:
     return total.hexdigest()
 
 
-def changed_since(root: Path, since_ns: int) -> list[str]:
-    """The files ``tree_fingerprint`` covers whose inode changed at or after ``since_ns`` (wall clock, ns).
+def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list[str]:
+    """The project's files (caches left out) whose inode changed at or after ``since_ns`` (wall clock, ns),
+    and those of ``before`` (an earlier ``list_files``) that are gone.
 
     That is their ctime: the kernel sets it on every write, rename or chmod, and no user can set it
     back, so a file swapped in and out again is seen even though its content ends as it began."""
     root = Path(root).resolve()
-    found = []
-    for rel in list_files(root):
+    now = list_files(root)
+    found = set(before).difference(now)
+    for rel in now:
         try:
-            if not is_cache(rel) and os.lstat(os.path.join(root, rel)).st_ctime_ns >= since_ns:
-                found.append(rel)
+            if os.lstat(os.path.join(root, rel)).st_ctime_ns >= since_ns:
+                found.add(rel)
         except OSError:
-            continue  # deleted since it was listed: the fingerprints tell that
-    return found
+            found.add(rel)  # deleted since it was listed
+    return sorted(rel for rel in found if not is_cache(rel))
 
 
 def head_commit(root: Path) -> str | None:

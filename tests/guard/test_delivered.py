@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.goals import creation, specs
+from goal_convergence.guard import delivered
 from goal_convergence.loop import engine, makers, runner
-from goal_convergence.vcs import tree
 from tests.conftest import git
 
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -145,8 +145,13 @@ def test_an_honest_fix_converges(store, project):
     assert outcome.decision.action == "converge" and outcome.goal.state == "converged"
 
 
-def test_the_files_written_since_a_time_are_named_by_ctime(project):
-    since = time.time_ns()
+def test_the_files_written_added_or_deleted_while_the_checks_ran_are_named(project):
+    (project / "gone.py").write_text("x = 1\n")
+    moved = delivered.watch(project)
+    assert moved() == []
     (project / "calc.py").write_text(BROKEN)  # the same content again: only the ctime tells
+    (project / "gone.py").unlink()
     (project / ".coverage").write_text("data")  # a condition's own output
-    assert tree.changed_since(project, since) == ["calc.py"]
+    (project / "target" / "debug").mkdir(parents=True)
+    (project / "target" / "debug" / "calc.o").write_text("build output")
+    assert moved() == ["calc.py", "gone.py"]
