@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,8 +79,24 @@ def prefix(project: Path, forget: Path | None = None) -> Iterator[Path]:
     finally:
         if forget is not None:
             _drop(path, path / Path(forget).resolve().relative_to("/"))
+        else:
+            _drop_racy(path, Path(project))
         with contextlib.suppress(OSError):
             _seen(path).write_text(state(path))
+
+
+def _drop_racy(path: Path, project: Path) -> None:
+    """Remove the bytecode of the project's sources changed in the last two seconds. Python trusts bytecode
+    whose source has the size and the mtime, in whole seconds, it was compiled from: an edit of the same
+    size later in the same second (a maker's next fix) would run the old code."""
+    recent = time.time() - 2
+    for pyc in (path / project.resolve().relative_to("/")).rglob("*.pyc"):
+        source = Path("/") / pyc.parent.relative_to(path) / (pyc.name.split(".", 1)[0] + ".py")
+        try:
+            if source.stat().st_mtime >= recent:
+                pyc.unlink()
+        except OSError:
+            continue
 
 
 def _drop(path: Path, mirror: Path) -> None:

@@ -28,7 +28,7 @@ LISTED = 10
 def watch(root: Path) -> Callable[[], list[str]]:
     """Note the tree as the checks begin. The function returned names the project files written, added or
     deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
-    began, before = time.time_ns(), tree.list_files(root)
+    began, before = time.time_ns(), tree.present_files(root)
 
     def moved() -> list[str]:
         return [rel for rel in tree.changed_since(root, began, before)

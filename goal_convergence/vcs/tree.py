@@ -139,20 +139,26 @@ def tree_fingerprint(root: Path) -> str:
 
 def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list[str]:
     """The project's files (caches left out) whose inode changed at or after ``since_ns`` (wall clock, ns),
-    and those of ``before`` (an earlier ``list_files``) that are gone.
+    and those of ``before`` (an earlier ``present_files``) that are gone.
 
     That is their ctime: the kernel sets it on every write, rename or chmod, and no user can set it
     back, so a file swapped in and out again is seen even though its content ends as it began."""
     root = Path(root).resolve()
-    now = list_files(root)
-    found = set(before).difference(now)
-    for rel in now:
+    found = set(before)
+    for rel in list_files(root):
         try:
-            if os.lstat(os.path.join(root, rel)).st_ctime_ns >= since_ns:
-                found.add(rel)
+            ctime = os.lstat(os.path.join(root, rel)).st_ctime_ns
         except OSError:
-            found.add(rel)  # deleted since it was listed
+            continue  # a tracked file missing from the work tree: gone if it was there before
+        found.discard(rel)
+        if ctime >= since_ns:
+            found.add(rel)
     return sorted(rel for rel in found if not is_cache(rel))
+
+
+def present_files(root: Path) -> list[str]:
+    """``list_files`` without the tracked files missing from the work tree."""
+    return [rel for rel in list_files(root) if os.path.lexists(os.path.join(root, rel))]
 
 
 def head_commit(root: Path) -> str | None:

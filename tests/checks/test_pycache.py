@@ -7,6 +7,7 @@ import py_compile
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ def project(tmp_path, monkeypatch) -> Path:
     (root / "tests").mkdir(parents=True)
     (root / "tests" / "test_calc.py").write_text(TEST)
     (root / "calc.py").write_text(BROKEN)
+    for path in (root / "calc.py", root / "tests" / "test_calc.py"):  # not just changed: their bytecode is kept
+        os.utime(path, (time.time() - 100, time.time() - 100))
     return root
 
 
@@ -63,6 +66,17 @@ def test_the_project_gets_no_bytecode_our_folder_does(project):
     assert list(folder.rglob("calc.*.pyc")) and list(folder.rglob("test_calc.*pytest*.pyc"))
     assert not list(project.rglob("__pycache__"))
     project.joinpath("calc.py").write_text(FIXED)  # an honest fix, from the same folder
+    assert run(project).passed
+
+
+def test_bytecode_of_a_source_changed_within_the_second_is_not_kept(project):
+    """Python trusts bytecode by its source's size and mtime in whole seconds: a fix of the same size
+    within the same second as the last run would run the old code."""
+    stamp = time.time() + 60  # the same second for both versions, whenever the runs end
+    os.utime(project / "calc.py", (stamp, stamp))
+    assert not run(project).passed
+    project.joinpath("calc.py").write_text(FIXED)
+    os.utime(project / "calc.py", (stamp, stamp))
     assert run(project).passed
 
 
