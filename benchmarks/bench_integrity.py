@@ -15,7 +15,7 @@ of iterations. Then it prints, each beside the live run of the conditions measur
    edited): no pristine run; warm, and cold as a fresh process sees it (hash cache and the
    installed-module list emptied);
 3. `integrity.inspect` on a green run after one test file was edited, so the pristine run happens:
-   the whole inspect, `integrity.scratch_copy` alone (entered and left with an empty body), and
+   the whole inspect, `scratch.scratch_copy` alone (entered and left with an empty body), and
    inspect / live (the issue's figure: pristine run time relative to the live run);
    Then the tripwires over a real-size diff (``tripwire.inspect``: 30 product modules changed by 40
    lines each, every start test's literals read, the iteration's checkpoint taken as a Stop takes it),
@@ -73,7 +73,7 @@ from common import Row, report  # noqa: E402
 
 from goal_convergence.checks import conditions  # noqa: E402
 from goal_convergence.goals import creation, specs  # noqa: E402
-from goal_convergence.guard import environment, integrity, protect, tripwire  # noqa: E402
+from goal_convergence.guard import environment, integrity, protect, scratch, syspath, tripwire  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
 from goal_convergence.vcs import checkpoint, tree  # noqa: E402
@@ -404,12 +404,12 @@ def bench(runs: int, rows: list[Row]) -> int:
 
     def fresh_process_inspect() -> None:
         tree._cache.clear()
-        protect.shadowed_names.cache_clear()
+        syspath.shadowed_names.cache_clear()
         integrity.inspect(store.root, goal, found, number, green=True)
 
     def fresh_names() -> frozenset[str]:
-        protect.shadowed_names.cache_clear()
-        return protect.shadowed_names()
+        syspath.shadowed_names.cache_clear()
+        return syspath.shadowed_names()
 
     cold_quiet, _ = median_of(runs, fresh_process_inspect)
     names_took, names = median_of(runs, fresh_names)
@@ -473,12 +473,12 @@ def bench(runs: int, rows: list[Row]) -> int:
     watched = sum(len(it.watched) + len(it.runner) for it in recorded.interpreters)
 
     def enter_and_leave() -> list[str]:
-        with integrity.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (_copy, restored, _):
+        with scratch.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (_copy, restored, _):
             pass
         return restored
 
     copy_took, restored = median_of(runs, enter_and_leave)
-    with integrity.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (copy, _, _):  # what it holds
+    with scratch.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (copy, _, _):  # what it holds
         copied = sum(len(f) for _, _, f in os.walk(copy))
         from_build = sum(len(f) for _, _, f in os.walk(copy / "build"))
         linked = (copy / "node_modules").is_symlink()

@@ -25,7 +25,7 @@ from ..models import Census, ConditionEvidence, Goal, StoppingCondition, target
 from ..system import mask
 from ..system.lines import LineScanners
 from ..system.process import Capture, missing_command, run, shell
-from . import census, metric
+from . import census, metric, pycache
 from .coverage import CoverageLines, parse_coverage
 from .extract import PASS_FINGERPRINT, FailureScanner, fingerprint
 
@@ -172,18 +172,23 @@ def run_condition(condition: StoppingCondition, index: int, root: Path, *, defau
                   env: Mapping[str, str] | None = None) -> ConditionEvidence:
     """Run one condition now (``index`` is its place in the goal) and return its evidence.
 
-    ``env`` is the command's environment (this process's by default), pytest's JUnit request added."""
-    return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env)[0]
+    ``env`` is the command's environment (this process's by default), pytest's JUnit request and our
+    own bytecode folder (pycache.py) added."""
+    with pycache.prefix(Path(root)) as cache:
+        env = {**(os.environ if env is None else env), pycache.ENV: str(cache)}
+        return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env)[0]
 
 
 def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: list[int] | None = None,
                    on_progress: Callable[[Progress], None] | None = None,
                    default_timeout: float = DEFAULT_TIMEOUT,
-                   env: Mapping[str, str] | None = None) -> list[ConditionEvidence]:
+                   env: Mapping[str, str] | None = None, bytecode_of: Path | None = None) -> list[ConditionEvidence]:
     """Run the conditions (or the ``only`` indexes) all at once; evidence in index order.
 
     ``on_progress`` gets ``(index, command, elapsed seconds, passed or None while running)`` for
     each condition, about ten times a second and once at the end. ``env`` as for ``run_condition``.
+    ``bytecode_of`` is the project whose bytecode folder a copy of it runs with (its own bytecode
+    dropped afterwards).
     """
     root = Path(root)
     if not root.is_dir():
@@ -217,21 +222,23 @@ def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: lis
                  results[i].passed if i in results else None) for i in indexes]
 
     threads = [threading.Thread(target=work, args=(i,), name=f"condition-{i}") for i in indexes if i not in shared]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                if on_progress is not None:
-                    on_progress(progress())
-                t.join(_PROGRESS_EVERY)
-    except BaseException:
-        # Ctrl-C reaches only this process: the conditions run in their own sessions and would
-        # otherwise carry on until their timeouts.
-        cancel.set()
-        for t in threads:
-            t.join()
-        raise
+    with pycache.prefix(bytecode_of or root, forget=root if bytecode_of else None) as cache:
+        env = {**(os.environ if env is None else env), pycache.ENV: str(cache)}
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                while t.is_alive():
+                    if on_progress is not None:
+                        on_progress(progress())
+                    t.join(_PROGRESS_EVERY)
+        except BaseException:
+            # Ctrl-C reaches only this process: the conditions run in their own sessions and would
+            # otherwise carry on until their timeouts.
+            cancel.set()
+            for t in threads:
+                t.join()
+            raise
     if crashes:
         raise crashes[0]
     if on_progress is not None:

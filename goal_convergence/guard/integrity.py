@@ -11,13 +11,11 @@ the judge says; a goal made with ``tests_may_change`` shows them without enforci
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import Field, PrivateAttr
@@ -30,9 +28,10 @@ from ..storage.store import write_atomic
 from ..system import files as documents
 from ..system import seal
 from ..vcs import tree
-from . import environment, protect, tripwire
+from . import environment, protect, syspath, tripwire
 from .environment import Environment
-from .scratch import LEFT_OUT, copy_tree
+from . import scratch
+from .scratch import LEFT_OUT, LINKED
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -56,6 +55,7 @@ class Manifest(Model):
     start_tree: str = ""  # the work tree as the goal began, a git tree object (tripwire.start)
     sources: dict[str, str] = Field(default_factory=dict)  # outside git: the product sources' start hashes
     environment: Environment | None = None
+    own: list[str] | None = None  # the project's own top-level modules (syspath.own_modules); None: not kept
     _tampered: str | None = PrivateAttr(default=None)  # why the file's seal does not hold, when it does not
 
 
@@ -71,14 +71,15 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     files = tree.list_files(root)
     protect.check_patterns(root, files, patterns)
     defining = protect.check_defining(root, files, conds, patterns)
-    sensitive = protect.sensitive(files + _ignored_files(root), patterns)
+    seen, own = files + _ignored_files(root), syspath.own_modules(files)
+    sensitive = protect.sensitive(seen, patterns, syspath.view(root, seen, own))
     notes = []
     if len(defining) > MAX_FILES:
         notes.append(f"{len(defining) - MAX_FILES} check-defining files past the first {MAX_FILES} are not "
                      f"watched; narrow the goal to a part of the project")
         defining = defining[:MAX_FILES]
     blobs = _folder(home) / "blobs"
-    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive), 0, []
+    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive, own=own), 0, []
     for rel in defining:
         path = root / rel
         if path.is_symlink() or not path.is_file():
@@ -165,7 +166,8 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         elif now != digest:
             changed.append(rel)
     known = set(manifest.sensitive) | set(manifest.files)
-    added = [f for f in protect.sensitive(files, goal.protect) if f not in known]
+    where = syspath.view(root, files, manifest.own)
+    added = [f for f in protect.sensitive(files, goal.protect, where) if f not in known]
     issues = []
     if manifest._tampered:
         issues.append(IntegrityIssue(kind="goal-tampered", subject="baseline manifest",
@@ -186,7 +188,7 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         report.pristine_note = "not run: the test census or the environment already refuses this run"
         issues += env.undoable
     else:
-        pristine, more = _pristine(home, goal, manifest, set(added) | env.remove, changed + deleted, env)
+        pristine, more = _pristine(home, goal, manifest, set(added) | env.remove, changed + deleted, env, where)
         report.pristine = pristine
         issues += more + ([] if pristine is not None and pristine.passed else env.undoable)
         if env.undoable and pristine is not None and pristine.passed:
@@ -211,10 +213,26 @@ def _findings(home: Path, goal: Goal, manifest: Manifest, found: list[ConditionE
 
 
 def _ignored_files(root: Path) -> list[str]:
-    """Files git ignores, outside caches and build output: a compiled module or a conftest.py planted
-    there would change what the checks run as much as a tracked one."""
-    return [rel for rel in tree.ignored_entries(root) or []
-            if LEFT_OUT.isdisjoint(rel.split("/")) and (root / rel).is_file()]
+    """Files git ignores or excludes that a test run can load code from: every one in an ignored folder,
+    and in caches and build output (scratch.LEFT_OUT, which the pristine copy leaves out) the ones a
+    runner loads by itself (a conftest.py, a runner config, a .pth). Installed dependencies
+    (scratch.LINKED) are the environment's, and bytecode in __pycache__ is never read (checks/pycache.py)."""
+    def loads(rel: str) -> bool:
+        return LEFT_OUT.isdisjoint(rel.split("/")) or protect.runner_loaded(rel)
+
+    found: list[str] = []
+    for entry in tree.ignored_entries(root) or []:
+        path = root / entry
+        if not LINKED.isdisjoint(entry.split("/")) or entry.split("/")[0] == ".git":
+            continue
+        if not path.is_dir() or path.is_symlink():
+            found += [entry] if loads(entry) else []
+            continue
+        for folder, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if d not in LINKED and d not in (".git", "__pycache__")]
+            base = os.path.relpath(folder, root).replace(os.sep, "/")
+            found += (rel for rel in (f"{base}/{name}" for name in names) if loads(rel))
+    return found[:MAX_FILES]
 
 
 def _listed(paths: list[str]) -> list[str]:
@@ -292,7 +310,7 @@ def _count(census: Census) -> str:
 
 
 def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str], touched: list[str],
-              env: environment.Check) -> tuple[PristineRun | None, list[IntegrityIssue]]:
+              env: environment.Check, where: syspath.View) -> tuple[PristineRun | None, list[IntegrityIssue]]:
     """Run the conditions with the original tests and check files (strict). A condition that fails
     there although every original test passed (a coverage bar, say) runs once more with the original
     check files but the maker's tests (lenient): new tests may raise coverage, not lower a bar."""
@@ -302,8 +320,8 @@ def _pristine(home: Path, goal: Goal, manifest: Manifest, added: set[str], touch
                                                   range(len(goal.stopping_conditions)), env)
         again = [e.index for e in found if not e.passed and _tests_clean(e)]
         if again:
-            lenient, _, _ = _run_copy(home, goal, manifest, {a for a in added if not protect.is_plain_test(a)},
-                                      [rel for rel in touched if not protect.is_plain_test(rel)], again, env)
+            lenient, _, _ = _run_copy(home, goal, manifest, {a for a in added if not protect.is_plain_test(a, where)},
+                                      [rel for rel in touched if not protect.is_plain_test(rel, where)], again, env)
             passed = {e.index: e for e in lenient if e.passed}
             found = [passed.get(e.index, e) for e in found]
     except (GoalConvergenceError, OSError) as exc:
@@ -333,7 +351,7 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
               indexes: Iterable[int],
               changes: environment.Check) -> tuple[list[ConditionEvidence], list[str], list[str]]:
     root = Path(goal.project_root)
-    with scratch_copy(home, root, manifest, remove, restore) as (copy, restored, unrestorable):
+    with scratch.scratch_copy(home, root, manifest, remove, restore) as (copy, restored, unrestorable):
         conds = [c.model_copy(update={"command": c.command.replace(str(root), str(copy))})
                  for c in goal.stopping_conditions]
         # Build output of its own, kept between this goal's pristine runs: a cargo target shared with
@@ -341,7 +359,7 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
         # the copy keeps them).
         target = Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}"
         env = {**environment.pristine_env(os.environ, changes), "CARGO_TARGET_DIR": str(target)}
-        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env)
+        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env, bytecode_of=root)
     for ev in found:
         ev.command = goal.stopping_conditions[ev.index].command
     return found, restored, unrestorable
@@ -355,38 +373,3 @@ def _what_was_reset(restored: list[str], added: set[str]) -> str:
     parts = ([f"with the original {some(sorted(restored))}"] if restored else []) + (
         [f"without {some(sorted(added))}"] if added else [])
     return " and ".join(parts) or "as the goal began"
-
-
-@contextlib.contextmanager
-def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
-                 restore: list[str]) -> Iterator[tuple[Path, list[str], list[str]]]:
-    """A throw-away copy of the work tree with the ``restore`` baseline files as they began and
-    ``remove`` left out.
-
-    Yields (copy root, files restored, files that could not be restored). The user's tree is only
-    read. Ignored dependency folders are linked; caches and build output are left out."""
-    scratch = Path(tempfile.mkdtemp(prefix="goal-pristine-"))
-    copy = scratch / (root.name or "project")
-    try:
-        copy_tree(root, copy, remove)
-        restored, unrestorable = [], []
-        blobs = Path(home) / "baselines" / "blobs"
-        kept = set(manifest.kept)
-        for rel in restore:
-            digest = manifest.files.get(rel)
-            if digest is None:
-                continue
-            if rel not in kept or not (blobs / digest).is_file():
-                unrestorable.append(rel)
-                continue
-            target = copy / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.is_symlink():
-                target.unlink()
-            shutil.copyfile(blobs / digest, target)
-            restored.append(rel)
-        yield copy, restored, unrestorable
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

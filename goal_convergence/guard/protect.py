@@ -17,13 +17,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
 from collections.abc import Iterable
-from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InvalidInput
 from ..models import StoppingCondition
+from . import syspath
 
 # Runner and tool configs: one edited line in them can switch off a whole suite or lower a bar.
 CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml",
@@ -33,17 +32,13 @@ CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pyt
                 "ruff.toml", ".ruff.toml", ".flake8", "mypy.ini", ".mypy.ini", "Cargo.toml", "go.mod",
                 "Makefile", "makefile", "GNUmakefile", "justfile")
 # Picked up by Python itself, wherever they are found on the path; a compiled module (or a sourceless
-# .pyc) beside a .py file is imported instead of it, and no reviewer reads its bytes.
+# .pyc) beside a .py file is imported instead of it, and no reviewer reads its bytes. Bytecode in
+# __pycache__ is not: the conditions run with a bytecode folder of our own (checks/pycache.py).
 PYTHON_HOOKS = ("sitecustomize.py", "usercustomize.py", "*.pth", "*.so", "*.pyd", "*.pyc")
 # Snapshots and golden files too: regenerating them from buggy output is a way to weaken a test.
 TEST_NAMES = ("test_*.py", "*_test.py", "*_test.go", "*.test.[jt]s", "*.test.[jt]sx", "*.test.[cm][jt]s",
               "*.spec.[jt]s", "*.spec.[jt]sx", "*.spec.[cm][jt]s", "*.snap", "*.ambr")
-TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "testdata", "__snapshots__"})
-# Folders a Python test run imports top-level modules from: the root (``python -m``), src/ layouts.
-IMPORT_ROOTS = ("", "src/")
-# Test runners and their plugins: a module of the same name at an import root replaces the runner.
-RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "unittest", "nose", "nose2", "hypothesis",
-                            "coverage", "pytest_cov", "xdist", "doctest", "tox", "nox"})
+TEST_DIRS = syspath.TEST_DIRS
 
 
 def _fnmatch_regex(patterns: Iterable[str]) -> re.Pattern[str]:
@@ -123,46 +118,41 @@ def is_test_file(rel: str) -> bool:
     return bool(_TESTS.fullmatch(parts[-1])) or not TEST_DIRS.isdisjoint(parts[:-1])
 
 
-def is_plain_test(rel: str) -> bool:
+def is_plain_test(rel: str, where: syspath.View | None = None) -> bool:
     """A test file that changes which tests run, not how they run: no config, hook or shadow module."""
-    return is_test_file(rel) and not is_config(rel) and not _HOOKS.fullmatch(_name(rel)) and not shadows(rel)
+    return is_test_file(rel) and not is_config(rel) and not is_hook(rel) and not shadows(rel, where)
 
 
 def is_config(rel: str) -> bool:
     return bool(_CONFIG.fullmatch(_name(rel))) or rel.startswith(".cargo/config")
 
 
-@lru_cache(maxsize=1)
-def shadowed_names() -> frozenset[str]:
-    """Module names a file at an import root must not take: the standard library, the test runners,
-    and every top-level module installed where this Python looks."""
-    from importlib.metadata import packages_distributions
-
-    try:
-        installed = set(packages_distributions())
-    except Exception:  # a broken distribution's metadata must not stop a check
-        installed = set()
-    return frozenset(sys.stdlib_module_names) | RUNNER_MODULES | installed
+def is_code(rel: str) -> bool:
+    """A file a check may run or load: a source file, a runner config or a Python hook."""
+    return bool(_SOURCES.fullmatch(_name(rel))) or is_config(rel) or is_hook(rel)
 
 
-def shadows(rel: str) -> bool:
-    """A module or package at an import root (or beside the tests) named like one it would replace."""
-    parts = rel.split("/")
-    if parts[-1] == "__init__.py" and len(parts) >= 2:
-        folder, module = "/".join(parts[:-2]), parts[-2]
-    elif parts[-1].endswith(".py"):
-        folder, module = "/".join(parts[:-1]), parts[-1][:-3]
-    else:
-        return False
-    folder = folder + "/" if folder else ""
-    beside_tests = bool(folder) and folder.rstrip("/").rsplit("/", 1)[-1] in TEST_DIRS
-    return (folder in IMPORT_ROOTS or beside_tests) and module in shadowed_names()
+def is_hook(rel: str) -> bool:
+    """A file Python loads by itself (``PYTHON_HOOKS``); bytecode in ``__pycache__`` is not one."""
+    return bool(_HOOKS.fullmatch(_name(rel))) and not _in_pycache(rel)
+
+
+def runner_loaded(rel: str) -> bool:
+    """A file a test run loads by itself wherever it is (a conftest.py, a runner config, a Python hook)."""
+    return is_config(rel) or is_hook(rel)
+
+
+def shadows(rel: str, where: syspath.View | None = None) -> bool:
+    """A module or package on the test run's path named like one it would replace (syspath.py); without
+    ``where``, the path is the root, src/ and the test folders."""
+    return (where or syspath.View()).shadows(rel)
 
 
 def check_defining(root: Path, files: list[str], conditions: Iterable[StoppingCondition],
                    patterns: list[str]) -> list[str]:
     """The files that define the checks, most telling first: files the condition commands name, the
-    --protect matches, runner configs and Python hooks, then the tests."""
+    --protect matches, runner configs, Python hooks and shadow modules at the import roots, then the tests."""
+    roots = syspath.View(own=frozenset(syspath.own_modules(files)))
     ranked: dict[str, None] = {}
     for cond in conditions:
         named = named_files(root, cond.command)
@@ -170,16 +160,23 @@ def check_defining(root: Path, files: list[str], conditions: Iterable[StoppingCo
             named = [rel for rel in named if not _SOURCES.fullmatch(_name(rel)) or is_test_file(rel)]
         ranked.update(dict.fromkeys(named))
     ranked.update(dict.fromkeys(protected_by(files, patterns)))
-    ranked.update(dict.fromkeys(f for f in files if is_config(f) or _HOOKS.fullmatch(_name(f)) or shadows(f)))
+    ranked.update(dict.fromkeys(f for f in files if is_config(f) or is_hook(f) or shadows(f, roots)))
     ranked.update(dict.fromkeys(f for f in files if is_test_file(f)))
-    return list(ranked)
+    return [f for f in ranked if not _in_pycache(f)]
 
 
-def sensitive(files: Iterable[str], patterns: list[str]) -> list[str]:
-    """The files that would change what the checks do if the maker had added them."""
+def sensitive(files: Iterable[str], patterns: list[str], where: syspath.View | None = None) -> list[str]:
+    """The files that would change what the checks do if the maker had added them; ``where`` is the test
+    run's path (syspath.view), the root, src/ and the test folders by default."""
     regexes = [pattern_regex(p) for p in patterns]
-    return [f for f in files if is_config(f) or _HOOKS.fullmatch(_name(f)) or is_test_file(f) or shadows(f)
-            or _METADATA.search(f) or any(r.fullmatch(f) for r in regexes)]
+    return [f for f in files if not _in_pycache(f) and (is_config(f) or is_hook(f) or is_test_file(f)
+                                                         or shadows(f, where) or _METADATA.search(f)
+                                                         or any(r.fullmatch(f) for r in regexes))]
+
+
+def _in_pycache(rel: str) -> bool:
+    """Bytecode caches are never read: the conditions run with a bytecode folder of our own."""
+    return "__pycache__" in rel.split("/")[:-1]
 
 
 def named_files(root: Path, command: str) -> list[str]:

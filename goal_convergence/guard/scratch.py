@@ -3,13 +3,20 @@ files are copied, ignored dependency folders linked, caches and build output lef
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import GoalConvergenceError
 from ..storage import config
 from ..vcs import tree
+
+if TYPE_CHECKING:
+    from .integrity import Manifest
 
 # Ignored folders the copy links to instead of copying: installed dependencies.
 LINKED = frozenset({"node_modules", ".venv", "venv", "env", ".tox", ".nox"})
@@ -71,3 +78,38 @@ class _Copier:
                     self.ignored(f"{base}/{name}")
         elif rel not in self.remove:
             self.file(rel)
+
+
+@contextlib.contextmanager
+def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
+                 restore: list[str]) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """A throw-away copy of the work tree with the ``restore`` baseline files as they began and
+    ``remove`` left out.
+
+    Yields (copy root, files restored, files that could not be restored). The user's tree is only
+    read. Ignored dependency folders are linked; caches and build output are left out."""
+    scratch = Path(tempfile.mkdtemp(prefix="goal-pristine-"))
+    copy = scratch / (root.name or "project")
+    try:
+        copy_tree(root, copy, remove)
+        restored, unrestorable = [], []
+        blobs = Path(home) / "baselines" / "blobs"
+        kept = set(manifest.kept)
+        for rel in restore:
+            digest = manifest.files.get(rel)
+            if digest is None:
+                continue
+            if rel not in kept or not (blobs / digest).is_file():
+                unrestorable.append(rel)
+                continue
+            target = copy / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.is_symlink():
+                target.unlink()
+            shutil.copyfile(blobs / digest, target)
+            restored.append(rel)
+        yield copy, restored, unrestorable
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

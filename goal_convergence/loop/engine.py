@@ -18,7 +18,7 @@ from .. import oracle
 from ..checks import conditions
 from ..errors import JUDGE_ERRORS, InvalidInput
 from ..goals import notify, tampering, triage
-from ..guard import integrity
+from ..guard import delivered, integrity
 from ..models import ConditionEvidence, Cost, Decision, Goal, Integrity, Iteration, Pending, Rerun, Verdict, now_iso
 from ..rules import budget, lifecycle, plan, progress
 from ..rules.decide import Evidence, decide
@@ -45,6 +45,7 @@ class Edges:
     fingerprint: Callable[[Path], str] = tree.tree_fingerprint
     checkpoint: Callable[[Goal, int], checkpoint.Taken] = checkpoint.take
     inspect: Callable[..., Integrity | None] = integrity.inspect
+    watch: Callable[[Path], Callable[[], list[str]]] = delivered.watch
     get_oracle: Callable[..., Any] = oracle.get_oracle
     build_input: Callable[..., Any] = oracle.build_input
     file_escalation: Callable[..., Any] = triage.file_escalation
@@ -249,14 +250,18 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
     for _ in range(MAX_RECHECKS + 1):
+        moved_since = edges.watch(root)  # the tree as delivered: did it move while the checks ran?
         found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
         tree_fp = edges.fingerprint(root)
+        green = all(e.passed for e in found)
+        moved = moved_since() if green else []
         taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts on them
         off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
         flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
         regressions = progress.regressions(goal, found, taken.checkpoint.changed if taken.checkpoint else [],
                                            pending.number, began_with=_began_with(store.root, goal.goal_id))
-        guard = edges.inspect(store.root, goal, found, pending.number, green=all(e.passed for e in found))
+        guard = (delivered.refusal(moved, found) if moved
+                 else edges.inspect(store.root, goal, found, pending.number, green=green))
         preview = copy_to_charge(goal)
         _charge(preview, pending.number, oracle_cost, clock())
         judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
@@ -275,8 +280,8 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
             break
         notes = decision.notes
     else:
-        decision = Decision(action="continue", hint="The files kept changing while the checks ran; "
-                            "let them settle and stop again.", notes=decision.notes)
+        decision = Decision(action="continue", hint=decision.hint or "The files kept changing while the checks "
+                            "ran; let them settle and stop again.", notes=decision.notes)
     record = Iteration(
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,

@@ -133,6 +133,12 @@ def hint_from_findings(findings: list[IntegrityIssue]) -> str:
             + ". Remove that code and fix the behaviour itself. " + BLOCKED_HINT)
 
 
+def hint_from_moved(issue: IntegrityIssue) -> str:
+    """What the maker must hear when files changed while the checks ran (guard/delivered.py)."""
+    return (f"The checks pass, but {issue.detail}: the goal is judged on the files as you leave them. Stop every "
+            "process that still writes in the project (a background job, a watcher) and fix the code itself.")
+
+
 def no_progress(goal: Goal, evidence: Evidence) -> int:
     """How many iterations in a row, this one included, left the tree as the one before found it."""
     trees = [goal.base_tree] + [it.tree_fingerprint for it in goal.history] + [evidence.tree_fingerprint]
@@ -206,6 +212,10 @@ def decide(goal: Goal, evidence: Evidence, verdict: Verdict | None, stuck_cap: i
                      + "; ".join(f"{i.kind} {i.subject}" for i in evidence.integrity.issues[:HINTS_SHOWN]))
     elif verdict is not None and is_green and not verdict.converged:
         notes.append("the oracle vetoed a green run: " + ("; ".join(verdict.reasons) or "no reason given"))
+    moved = [i for i in evidence.integrity.issues if i.kind == "files-moved"] if guarded and evidence.integrity else []
+    if moved:  # the tree may settle: look again before telling the maker (the engine bounds the re-checks)
+        return Decision(action="recheck", hint=hint_from_moved(moved[0]),
+                        notes=notes + ["files changed while the checks ran: re-checking"])
 
     held = None
     if is_green and not guarded and verdict is not None and verdict.converged:

@@ -13,6 +13,7 @@ import re
 import stat
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..system.log import log_error
@@ -23,8 +24,8 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
                        ".pytest_cache", ".ruff_cache", ".hypothesis"})
 # What tools write as they run, never the project's work: a maker that changed nothing but ran the tests
 # (bytecode, a test runner's or linter's cache, a coverage data file) has not changed the tree.
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
-_CACHE_FILE = re.compile(r"(^|/)\.coverage(\.[^/]*)?$|\.py[co]$")
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "htmlcov"})
+_CACHE_FILE = re.compile(r"(^|/)(\.coverage(\.[^/]*)?|coverage\.xml|coverage\.json|lcov\.info)$|\.py[co]$")
 _DIFF_LIMIT = 2048
 # A file written twice within one timestamp tick keeps its size and mtime: caching the hash of a
 # file that recent could hide the second write (git's "racy clean" problem), so it is not cached.
@@ -134,6 +135,30 @@ def tree_fingerprint(root: Path) -> str:
         if digest is not None:
             total.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))
     return total.hexdigest()
+
+
+def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list[str]:
+    """The project's files (caches left out) whose inode changed at or after ``since_ns`` (wall clock, ns),
+    and those of ``before`` (an earlier ``present_files``) that are gone.
+
+    That is their ctime: the kernel sets it on every write, rename or chmod, and no user can set it
+    back, so a file swapped in and out again is seen even though its content ends as it began."""
+    root = Path(root).resolve()
+    found = set(before)
+    for rel in list_files(root):
+        try:
+            ctime = os.lstat(os.path.join(root, rel)).st_ctime_ns
+        except OSError:
+            continue  # a tracked file missing from the work tree: gone if it was there before
+        found.discard(rel)
+        if ctime >= since_ns:
+            found.add(rel)
+    return sorted(rel for rel in found if not is_cache(rel))
+
+
+def present_files(root: Path) -> list[str]:
+    """``list_files`` without the tracked files missing from the work tree."""
+    return [rel for rel in list_files(root) if os.path.lexists(os.path.join(root, rel))]
 
 
 def head_commit(root: Path) -> str | None:

@@ -19,6 +19,7 @@ from goal_convergence.checks import conditions
 from goal_convergence.goals import creation, specs
 from goal_convergence.guard import environment, integrity, interpreter
 from goal_convergence.models import Decision, Integrity, Iteration, now_iso
+from goal_convergence.system import seal
 from tests.conftest import git
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -211,8 +212,8 @@ def test_a_goal_made_before_the_environment_was_recorded_says_so_once(store, pro
     goal = _new(store, project, venv)
     path = store.root / "baselines" / f"{goal.goal_id}.json"
     doc = json.loads(path.read_text())
-    del doc["environment"]
-    path.write_text(json.dumps(doc))
+    del doc["environment"], doc["seal"]
+    path.write_text(seal.seal(store.root, f"baselines/{path.name}", doc))  # as an older version sealed it
     guard = _inspect(store, goal)
     assert guard.notes == [environment.NOT_RECORDED_NOTE] and not guard.blocks
     stamp = now_iso()

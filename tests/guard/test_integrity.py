@@ -15,7 +15,7 @@ import pytest
 from goal_convergence.checks import conditions
 from goal_convergence.errors import InvalidInput
 from goal_convergence.goals import creation, specs
-from goal_convergence.guard import integrity
+from goal_convergence.guard import integrity, scratch
 from goal_convergence.loop import runner
 from goal_convergence.models import Census, ConditionEvidence, Decision, Iteration, Verdict, now_iso
 from goal_convergence.rules.decide import Evidence, decide
@@ -136,7 +136,7 @@ def test_the_copy_has_ignored_build_output_links_dependencies_and_leaves_caches_
     (project / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"stale")
     (project / "conftest.py").write_text("")  # untracked, not ignored: a file of the tree like any other
     manifest = integrity.Manifest()
-    with integrity.scratch_copy(store.root, project, manifest, set(), []) as (copy, restored, missing):
+    with scratch.scratch_copy(store.root, project, manifest, set(), []) as (copy, restored, missing):
         assert (copy / "_version.py").read_text() == "version = '1.0'\n"
         assert (copy / "node_modules").is_symlink() and (copy / "node_modules" / "dep" / "index.js").exists()
         assert not (copy / "__pycache__").exists() and not (copy / ".git").exists()
@@ -335,7 +335,7 @@ def test_a_submodule_is_in_the_copy(store, project, tmp_path):
     git(data, "commit", "-qm", "data")
     git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(data), "vendor/data")
     git(project, "commit", "-qm", "add data")
-    with integrity.scratch_copy(store.root, project, integrity.Manifest(), set(), []) as (copy, _, _):
+    with scratch.scratch_copy(store.root, project, integrity.Manifest(), set(), []) as (copy, _, _):
         assert (copy / "vendor" / "data" / "cases.json").read_text() == "[1, 2]\n"
         assert (copy / ".gitmodules").exists()
 

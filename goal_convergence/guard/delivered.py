@@ -1,0 +1,53 @@
+"""The tree a green run checked is the tree at the end of the run.
+
+A process the maker leaves running can swap the fixed file in while the checks run and the broken
+one back once they are done: the content at the end is what it was at the start, so the tree's
+fingerprints before and after the checks agree. Each file's ctime tells: the kernel sets it on
+every write and no user can set it back, so a project file (tracked, or untracked and not ignored;
+caches, coverage data and build output left out) whose ctime is at or after the checks began was
+written while they ran. With the files listed before and after, one added or deleted is seen too,
+so no second fingerprint of the tree is needed: any change of content moves a ctime.
+
+A file the checks create is counted only when it is code (a source, a runner config, a Python hook):
+tests write reports, logs and snapshots into the project, and none of those changes what a check runs.
+A test that rewrites a file that was there before moves the tree as well; ignoring that output in
+.gitignore ends it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..models import ConditionEvidence, Integrity, IntegrityIssue
+from ..vcs import tree
+from . import protect
+from .scratch import LEFT_OUT, LINKED
+
+LISTED = 10
+
+
+def watch(root: Path) -> Callable[[], list[str]]:
+    """Note the tree as the checks begin. The function returned names the project files written, added or
+    deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
+    began, before = time.time_ns(), tree.present_files(root)
+    there = set(before)
+
+    def moved() -> list[str]:
+        return [rel for rel in tree.changed_since(root, began, before)
+                if LEFT_OUT.isdisjoint(rel.split("/")) and LINKED.isdisjoint(rel.split("/"))
+                and (rel in there or protect.is_code(rel))]
+
+    return moved
+
+
+def refusal(files: list[str], found: list[ConditionEvidence]) -> Integrity:
+    """The guard's answer for a run whose tree moved: no pristine run (which tree would it restore?), and
+    enforced whatever the goal says of its tests, as a moving tree is never the objective's doing."""
+    shown = ", ".join(files[:LISTED]) + (f" and {len(files) - LISTED} more" if len(files) > LISTED else "")
+    issue = IntegrityIssue(kind="files-moved", subject=files[0],
+                           detail=f"{shown} changed while the checks ran, so the tree they checked is not the "
+                                  f"tree delivered")
+    return Integrity(enforced=True, issues=[issue], census=[e.census for e in found],
+                     pristine_note="not run: the files changed while the checks ran")
