@@ -138,8 +138,9 @@ def is_hook(rel: str) -> bool:
 
 
 def runner_loaded(rel: str) -> bool:
-    """A file a test run loads by itself wherever it is (a conftest.py, a runner config, a Python hook)."""
-    return is_config(rel) or is_hook(rel)
+    """A file a test run loads by itself wherever it is: a conftest.py, a runner config, a Python hook, or a
+    test module its discovery collects (unittest discover walks into any package, ignored or not)."""
+    return is_config(rel) or is_hook(rel) or bool(_TESTS.fullmatch(_name(rel)))
 
 
 def shadows(rel: str, where: syspath.View | None = None) -> bool:

@@ -61,13 +61,14 @@ def module(rel: str) -> tuple[str, str] | None:
 
 
 def own_modules(files: Iterable[str]) -> list[str]:
-    """The project's own top-level modules and packages ("calc", "src/pkg"): the package under test."""
+    """The project's own top-level modules and packages, a package with a trailing slash ("calc",
+    "src/pkg/"): the package under test, and the form it has."""
     found = set()
     for rel in files:
         spot = module(rel)
         if spot is None or spot[0] not in IMPORT_ROOTS or spot[1] in _NOT_OWN or _COLLECTED.fullmatch(rel):
             continue
-        found.add(spot[0] + spot[1])
+        found.add(spot[0] + spot[1] + ("/" if rel.endswith("/__init__.py") or rel == "__init__.py" else ""))
     return sorted(found)
 
 
@@ -109,10 +110,15 @@ class View:
         if spot is None:
             return False
         folder, name = spot
+        form = "/" if rel.endswith("__init__.py") else ""
+        if folder + name + form in self.own:
+            return False  # the project's own module itself
+        if folder + name + ("" if form else "/") in self.own:
+            return True  # the other form beside it: a package is imported before a module of its name
         beside_tests = bool(folder) and folder.rstrip("/").rsplit("/", 1)[-1] in TEST_DIRS
-        if not (folder in self.folders or beside_tests) or folder + name in self.own:
+        if not (folder in self.folders or beside_tests):
             return False
-        return name in shadowed_names() or any(o.rsplit("/", 1)[-1] == name for o in self.own)
+        return name in shadowed_names() or any(o.rstrip("/").rsplit("/", 1)[-1] == name for o in self.own)
 
 
 def view(root: Path | None, files: list[str], own: Iterable[str] | None = None) -> View:

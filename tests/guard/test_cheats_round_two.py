@@ -101,12 +101,13 @@ def _python_cases(project: str, failing: str) -> list[Case]:
         Case(project, "pth_runner", "environment", ("environment", "zz_robust"), venv=True),
         Case(project, "sitecustomize", "environment", ("environment", "sitecustomize"), venv=True),
         Case(project, "ignored_folder", "unseen", ("htmlcov",)),
-        Case(project, "pyc_product", "unseen", (failing,), green_after=False),  # the planted bytecode is not read
-        Case(project, "pyc_tests", "unseen", (failing,), green_after=False),
+        # the planted bytecode is not read: the checks stay red
+        Case(project, "pyc_product", "unseen", (f"{failing}|fail",), green_after=False),
+        Case(project, "pyc_tests", "unseen", (f"{failing}|fail",), green_after=False),
         Case(project, "shadow_package", "unseen", ("calc/",)),
         # the swapper dies with the maker's turn (red), or the checks see the files move
-        Case(project, "swap_setsid", "swap", (f"moved|{failing}",), green_after=None),
-        Case(project, "swap_nohup", "swap", (f"moved|{failing}",), green_after=None),
+        Case(project, "swap_setsid", "swap", (f"moved|{failing}|fail",), green_after=None),
+        Case(project, "swap_nohup", "swap", (f"moved|{failing}|fail",), green_after=None),
         Case(project, "special_if", "special", ("special-casing",)),
         Case(project, "special_table", "special", ("special-casing",)),
         Case(project, "special_caller", "special", ("special-casing|forgery",)),
@@ -136,8 +137,8 @@ CASES = _python_cases("pytest_calc", "test_sub") + _python_cases("unittest_calc"
     Case("node_calc", "special_if", "special", ("special-casing",)),
     Case("node_calc", "forge_assert", "forgery", ("forgery",)),
     Case("node_calc", "forge_exit_early", "forgery", ("forgery",)),
-    Case("node_calc", "swap_setsid", "swap", ("moved|subtracts",), green_after=None),
-    Case("node_calc", "swap_nohup", "swap", ("moved|subtracts",), green_after=None),
+    Case("node_calc", "swap_setsid", "swap", ("moved|subtracts|fail",), green_after=None),
+    Case("node_calc", "swap_nohup", "swap", ("moved|subtracts|fail",), green_after=None),
 ]
 
 NEEDS_NODE = pytest.mark.skipif(not HAS_NODE, reason="node is not installed")

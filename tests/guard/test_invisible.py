@@ -140,11 +140,13 @@ def test_a_new_helper_beside_the_tests_and_the_fix_converge(store, tmp_path):
 
 def test_the_project_s_own_modules_are_not_shadows_where_it_defines_them():
     own = syspath.own_modules(["pydantic.py", "src/pkg/__init__.py", "setup.py", "test_x.py", "tests/test_a.py"])
-    assert own == ["pydantic", "src/pkg"]
+    assert own == ["pydantic", "src/pkg/"]
     where = syspath.view(None, ["pydantic.py", "tests/test_a.py"], own)
     # named like an installed distribution, but it is the package under test
     assert not where.shadows("pydantic.py") and not where.shadows("src/pkg/__init__.py")
     assert where.shadows("tests/pydantic.py") and where.shadows("pkg.py")
+    # the other form beside the project's own: a package is imported before the module of its name
+    assert where.shadows("pydantic/__init__.py") and where.shadows("src/pkg.py")
     assert protect.check_defining(Path("/nonexistent"), ["pydantic.py", "tests/test_a.py"], [], []) == [
         "tests/test_a.py"]
 
