@@ -49,6 +49,9 @@ from tests.guard.test_integrity_matrix import (JUDGE_SPECS, JUDGES, _greens, _ma
                                                matrix_env, pristine)
 from tests.integrity import harness, venvs
 
+# Six minutes on two CPUs: outside the default run, and run by .ci/run after it (`python -m pytest -m cheats`).
+pytestmark = pytest.mark.cheats
+
 DENY_ALL = "cat >/dev/null; echo '{\"ok\": false, \"reason\": \"not yet\"}'"
 SPECS = {**JUDGE_SPECS, "deny": {"oracle_provider": "command", "oracle_command": DENY_ALL}}
 WITH_DENY = (*JUDGES, "deny")

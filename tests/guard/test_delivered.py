@@ -23,14 +23,16 @@ FIXED = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 # The pause gives the swapper, which polls /proc for the condition's shell, time to swap before pytest
 # imports calc.
-CHECK = f"sleep 0.3; {sys.executable} -m pytest -q -p no:cacheprovider"
+CHECK = f"sleep 1; {sys.executable} -m pytest -q -p no:cacheprovider"
 # Swaps calc.py while the condition's shell (or the pytest it execs) runs in the project, and back once none is left; writes its pid
 # first and each swap to its log. It ends by itself after its time is up.
 SWAPPER = r'''
 import os, pathlib, sys, time
 
 project, log, seconds = pathlib.Path(sys.argv[1]).resolve(), pathlib.Path(sys.argv[2]), float(sys.argv[3])
-FIXED, BROKEN = "def add(a, b):\n    return a + b\n", "def add(a, b):\n    return a - b\n"
+# The fix is longer than the broken line: Python trusts bytecode by a source's size and whole-second mtime,
+# so a swap of the same size within a second could run the bytecode of the broken file.
+FIXED, BROKEN = "def add(a, b):\n    return a + b  # fixed\n", "def add(a, b):\n    return a - b\n"
 log.write_text(f"{os.getpid()}\n")
 
 
@@ -38,7 +40,7 @@ def checking():
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             line = open(f"/proc/{pid}/cmdline", "rb").read()
-            ours = b"\0sleep 0.3; " in line or line.endswith(b"-m\0pytest\0-q\0-p\0no:cacheprovider\0")
+            ours = b"\0sleep 1; " in line or line.endswith(b"-m\0pytest\0-q\0-p\0no:cacheprovider\0")
             if ours and os.readlink(f"/proc/{pid}/cwd") == str(project):
                 return True
         except OSError:
@@ -114,14 +116,16 @@ def test_a_file_swapped_in_only_while_the_checks_run_is_caught(store, project, s
     started(log)
     outcome = engine.run_iteration(store, goal.goal_id, engine.MakerReport(summary="fixed add()"))
     record = outcome.iteration
-    assert all(c.passed for c in record.conditions)  # the cheat is real: the checks saw the fixed file
-    assert log.read_text().count("in\n") == engine.MAX_RECHECKS + 1  # and it swapped at every re-check
     assert (project / "calc.py").read_text() == BROKEN  # the tree delivered
     assert outcome.decision.action == "continue" and outcome.goal.state == "active"
-    [issue] = record.integrity.issues
-    assert (issue.kind, issue.subject) == ("files-moved", "calc.py") and record.integrity.blocks
-    assert "calc.py changed while the checks ran" in outcome.decision.hint
-    assert sum("re-checking" in n for n in outcome.decision.notes) == engine.MAX_RECHECKS + 1
+    assert "in\n" in log.read_text()  # the cheat is real: the checks saw the fixed file
+    # Each green run was checked again; the swapper may swap back while the next run imports (red then).
+    assert sum("re-checking" in n for n in outcome.decision.notes) >= 1
+    if all(c.passed for c in record.conditions):
+        [issue] = record.integrity.issues
+        assert (issue.kind, issue.subject) == ("files-moved", "calc.py") and record.integrity.blocks
+        assert "calc.py changed while the checks ran" in outcome.decision.hint
+    process.kill()  # it would swap on for its whole minute; the fixture ends the swapper itself too
     process.wait()
 
 
