@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..checks import conditions
 from ..errors import InvalidInput
-from ..guard import integrity
+from ..guard import environment, integrity
 from ..models import Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
 from ..rules import plan
 from ..storage.store import Store
@@ -34,7 +35,12 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     with user_input():
         goal = _goal(spec, root, conds, oracle, stamp)
     manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
-    start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
+    # The runner's environment is probed while the start run runs: that run writes no bytecode where the
+    # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        probed = pool.submit(environment.record, root, conds)
+        start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
+        manifest.environment = probed.result()
     return store.create(integrity.save(store.root, goal, manifest, start))
 
 

@@ -114,8 +114,8 @@ def save(home: Path, goal: Goal, manifest: Manifest, start: list[ConditionEviden
     censuses = [e.census for e in start]
     manifest.outcomes = [dict(c.outcomes) if c is not None and c.ids else None for c in censuses]
     goal.baseline.census = censuses
-    # After the start run: the bytecode it wrote in site-packages is part of the environment as it began.
-    manifest.environment = environment.record(Path(goal.project_root), goal.stopping_conditions)
+    if manifest.environment is None:  # not probed beside the start run (goals/creation.py)
+        manifest.environment = environment.record(Path(goal.project_root), goal.stopping_conditions)
     if manifest.environment.skipped:
         goal.baseline.note = "; ".join(filter(None, [goal.baseline.note, "the runner's environment is not recorded "
                                                      "for " + ", ".join(manifest.environment.skipped)]))
