@@ -159,7 +159,9 @@ def python(nodes: list[ast.AST], added: set[int]) -> list[tuple[int, str]]:
 
 
 _SCRIPT = [(re.compile(p), what) for p, what in [
-    (r"\bprocess\s*\.\s*(?:exit|reallyExit|abort)\s*\(", "ends the process before the test runner reports"),
+    # An exit with success, as Python's rule: `process.exit(1)` on an error is what honest CLIs do.
+    (r"\bprocess\s*\.\s*(?:exit|reallyExit)\s*\(\s*0?\s*\)|\bprocess\s*\.\s*exitCode\s*=\s*0\b",
+     "ends the process with success before the test runner reports"),
     (r"\bprocess\s*\.\s*(?:on|once)\s*\(\s*['\"](?:exit|beforeExit|uncaughtException)", "runs code as the process "
                                                                                         "exits"),
     (r"['\"](?:@jest/|jest-circus|jest-runner|@vitest/runner|vitest/runners|mocha/lib)", "reaches into the test "

@@ -66,7 +66,8 @@ def test_honest_product_code_is_not_flagged(code):
     assert tripwire.scan("pkg/mod.py", None, code, set) == []
 
 
-@pytest.mark.parametrize("line, flagged", [("process.exit(0);", True), ("Date.now = () => 0;", True),
+@pytest.mark.parametrize("line, flagged", [("process.exit(0);", True), ("process.exit();", True),
+                                           ("if (bad) process.exit(1);", False), ("Date.now = () => 0;", True),
                                            ("process.on('exit', () => report());", True),
                                            ("const lenient = require('node:assert');", True),
                                            ("assert.strictEqual = () => {};", True),
