@@ -4,6 +4,7 @@ summary (checks/census.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sys
 import textwrap
@@ -324,3 +325,11 @@ def test_a_disagreeing_census_is_a_finding_of_the_green_run(store, tmp_path):
     assert [(f.kind, f.detail) for f in report.findings] == [("census-disagrees", "pytest's JUnit report says 9 passed")]
     assert integrity.inspect(store.root, goal, [ev], 1, green=False).findings == []  # green runs only
     shutil.rmtree(root)
+
+
+def test_unnamed_failures_lend_every_test_files_numbers_but_not_its_strings(tmp_path):
+    source = b'def test_kind():\n    assert kind("json") == "application/json"\n    assert add(40, 2) == 42\n'
+    digest = hashlib.sha256(source).hexdigest()
+    (tmp_path / digest).write_bytes(source)
+    found = tripwire._failing_literals(tmp_path, {"tests/test_x.py": digest, "calc.py": None}, None)
+    assert found == {("number", 40), ("number", 2), ("number", 42)}  # a string mapping is too often an honest fix
