@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,8 @@ def sync_bindings(root: Path, entries: dict[str, dict[str, Any]]) -> None:
         except OSError:
             return gid not in entries
     if not folder.is_dir():
-        staging = folder.with_name(f".sessions.{os.getpid()}")
+        # Unique per call, not per process: two threads of one `goal run` may both find it missing.
+        staging = folder.with_name(f".sessions.{os.getpid()}.{threading.get_ident()}")
         staging.mkdir(mode=0o700, exist_ok=True)
         for session_id, gid in want.items():
             _write_small(staging / session_id, gid)
@@ -158,7 +160,7 @@ def sync_bindings(root: Path, entries: dict[str, dict[str, Any]]) -> None:
 
 
 def _write_small(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)

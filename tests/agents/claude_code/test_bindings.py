@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from goal_convergence.agents.claude_code import fast
 from goal_convergence.models import Goal
@@ -76,3 +78,21 @@ def test_a_session_id_that_cannot_be_a_file_name_asks_the_index(store, make_goal
     store.create(make_goal(session_id="../s-1"))
     assert index.binding(store.root, "../s-1") is None
     assert fast.answer("stop", _stop("../s-1")) is None and fast.answer("stop", _stop("../other")) == {}
+
+
+def test_threads_of_one_process_that_all_find_the_folder_missing_all_succeed(store, make_goal, gc_home):
+    goal = store.create(make_goal(session_id="s-1"))
+    folder = index.sessions_dir(gc_home)
+    gate = threading.Barrier(8)
+
+    def race(_: int) -> None:
+        gate.wait()
+        Store(gc_home).summaries()
+
+    for _ in range(5):  # the race is narrow: run it a few times over
+        (folder / "s-1").unlink()
+        folder.rmdir()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(race, range(8)))  # raised FileNotFoundError when every thread staged one folder
+        assert os.listdir(folder) == ["s-1"] and (folder / "s-1").read_text() == goal.goal_id
+        assert not [p for p in folder.parent.iterdir() if p.name.startswith(".sessions.")]
