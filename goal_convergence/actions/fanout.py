@@ -2,11 +2,15 @@
 object (inputs.py). Either given (a JSON list) or found by a heartbeat: the project's checks run once
 here, and each failure the heartbeat makes a goal of becomes an item carrying that goal's conditions,
 budget and oracle (the project's heartbeat settings), so a matrix job builds the same goal afresh on
-its own runner."""
+its own runner.
+
+The fleet's ``max-dollars`` is a total for all its goals: a goal that names its own budget keeps it, and
+the rest share what is left equally (in whole cents, so the shares never add up to more than the total)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -15,9 +19,9 @@ from ..errors import InvalidInput
 from ..loop import heartbeat
 from ..models import Goal
 from ..storage.store import Store
-from ..system.text import clip
+from ..system.text import clip, money
 from . import envfiles, ledger
-from .inputs import NAMES, Inputs, flag
+from .inputs import NAMES, Inputs, dollars, flag
 from .run import runner_temp
 
 _KINDS = {"test_pass": "test", "lint_clean": "lint", "build_pass": "build"}
@@ -71,6 +75,26 @@ def from_heartbeat(project: Path) -> tuple[list[dict], heartbeat.Report]:
     return [inputs_from_goal(store.load(Goal, goal_id)) for goal_id in made], report
 
 
+def split_budget(items: list[dict], total: float) -> list[dict]:
+    """Each item with its ``max-dollars``: its own when it names one (above 0), else an equal share of what the
+    fleet's ``total`` leaves, or 0 (no limit) when the fleet has no total either."""
+    own = [dollars(i.get("max-dollars", 0), f"max-dollars of goal {n}") for n, i in enumerate(items)]
+    named, rest = sum(own), sum(1 for d in own if not d)
+    if total and named > total:
+        raise InvalidInput(f"the goals' own max-dollars add up to {money(named)}, over the fleet's max-dollars "
+                           f"{money(total)}; raise the fleet's max-dollars or lower the goals'")
+    share = math.floor(round((total - named) * 100 / rest, 6)) / 100 if total and rest else 0.0
+    if total and rest and share < 0.01:
+        raise InvalidInput(f"the fleet's max-dollars {money(total)} leaves {money(total - named)} for the {rest} "
+                           "goal(s) that name no budget; raise it, or give each goal its own max-dollars")
+    return [{**item, "max-dollars": d or share} for item, d in zip(items, own, strict=True)]
+
+
+def _budget_note(item: dict) -> str:
+    budget = dollars(item.get("max-dollars", 0), "max-dollars")
+    return f" (up to {money(budget)})" if budget else ""
+
+
 def _named(items: list[dict]) -> list[dict]:
     """Each item with a name for its job (the matrix shows it): its own, else its objective, clipped."""
     return [{**item, "name": clip(str(item.get("name") or item["objective"]).replace("\n", " "), NAME_CHARS)}
@@ -82,16 +106,19 @@ def plan_step(echo: Callable[[str], None] = print) -> list[dict]:
     inputs = Inputs.from_env()
     raw = os.environ.get("GOAL_INPUT_GOALS", "").strip()
     beat = flag(os.environ.get("GOAL_INPUT_HEARTBEAT", ""), "heartbeat")
+    total = dollars(os.environ.get("GOAL_INPUT_MAX_DOLLARS", ""), "input max-dollars")
     if bool(raw) == beat:
         raise InvalidInput("give either the input goals (a JSON list) or heartbeat: true, not both or neither")
     if raw:
-        items, lines = from_list(raw), []
+        items, found = from_list(raw), ""
     else:
         items, report = from_heartbeat(inputs.project(Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())))
-        lines = ["", "```", report.text(), "```"] if report.findings else ["", "The heartbeat found nothing failing."]
-    items = _named(items)
+        found = f"```\n{report.text()}\n```" if report.findings else "The heartbeat found nothing failing."
+    items = _named(split_budget(items, total))
     envfiles.set_outputs({"matrix": json.dumps(items, ensure_ascii=False), "count": len(items)})
-    envfiles.add_summary("\n".join([f"### goal-convergence: {len(items)} goal(s) to run", "",
-                                    *[f"- {ledger.cell(i['name'])}" for i in items], *lines]))
+    budget = f"Fleet budget: {money(total)} (max-dollars), split over the goals as above." if total else ""
+    goals = "\n".join(f"- {ledger.cell(i['name'])}{_budget_note(i)}" for i in items)
+    envfiles.add_summary("\n\n".join(filter(None, [f"### goal-convergence: {len(items)} goal(s) to run", goals, budget,
+                                                   found])))
     echo(json.dumps(items, indent=2, ensure_ascii=False))
     return items

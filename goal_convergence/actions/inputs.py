@@ -9,6 +9,7 @@ declares (options.py), so a bad budget or an unknown oracle is refused with the 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..cli.options import budget_options, goal_options, spec_from
 from ..errors import InvalidInput
 from ..goals import specs
 from ..loop import makers
+from ..system import index
 
 # input name -> the `goal new` flag it becomes
 FLAGS = {"test": "--test", "lint": "--lint", "build": "--build", "coverage": "--coverage",
@@ -52,6 +54,17 @@ def flag(value: str, name: str) -> bool:
     if text not in ("", "true", "false"):
         raise InvalidInput(f"input {name} is {value!r}; give true or false")
     return text == "true"
+
+
+def dollars(value: object, where: str) -> float:
+    """A dollar amount as an input gives it: 10, 2.50 or $3 (empty, 0: no limit)."""
+    try:
+        amount = float(str(value).strip().lstrip("$") or 0)
+    except ValueError:
+        amount = -1.0
+    if not math.isfinite(amount) or amount < 0:
+        raise InvalidInput(f"{where} is {value!r}; give a dollar amount like 10 or 2.50 (0, no limit)")
+    return amount
 
 
 def _text(value: object) -> str:
@@ -92,7 +105,15 @@ class Inputs:
         return cls(values)
 
     def project(self, workspace: Path) -> Path:
-        return (workspace / (self.get("working-directory") or ".")).resolve()
+        """The goal's project: the folder working-directory names, which must be a checkout's top level, since a
+        goal's conditions and maker run at the top level of the git checkout holding its folder."""
+        folder = (workspace / (self.get("working-directory") or ".")).resolve()
+        top = index.project_root(folder)
+        if top != folder:
+            raise InvalidInput(f"working-directory {self.get('working-directory')} is a folder inside the git checkout "
+                               f"{top}, and a goal works on a whole checkout; give the checkout's top level, or check "
+                               "the project out on its own (actions/checkout with path:) and name that folder")
+        return folder
 
     def argv(self) -> list[str]:
         """The `goal new` command line these inputs stand for (without the project)."""

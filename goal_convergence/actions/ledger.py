@@ -4,6 +4,7 @@ matrix fanned back in (the summary job reads each run's ``ledger.json`` from its
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from ..errors import InvalidInput
@@ -11,6 +12,7 @@ from ..models import Goal
 from ..report import render
 from ..system.text import clip
 from . import envfiles
+from .inputs import dollars
 
 LEDGER_FILE = "ledger.json"
 MARKDOWN_FILE = "ledger.md"
@@ -77,8 +79,13 @@ def read_ledgers(folder: Path) -> list[dict]:
     return sorted(found, key=lambda g: g["goalId"])
 
 
-def fleet_markdown(ledgers: list[dict], folder: Path) -> str:
-    """The goals of a matrix in one table, then the totals."""
+def _spent(g: dict) -> str:
+    spent = render.money(g.get("totalCostUsd") or 0)
+    return f"{spent} of {render.money(g['maxDollars'])}" if g.get("maxDollars") else spent
+
+
+def fleet_markdown(ledgers: list[dict], folder: Path, budget: float = 0) -> str:
+    """The goals of a matrix in one table, then the totals, and the fleet's budget when it had one."""
     if not ledgers:
         return f"### goal-convergence\n\nNo goal ran: no {LEDGER_FILE} was found under `{folder}`."
     met = sum(bool(g["met"]) for g in ledgers)
@@ -86,17 +93,21 @@ def fleet_markdown(ledgers: list[dict], folder: Path) -> str:
     lines = [f"### goal-convergence: {met} of {len(ledgers)} goals met", "",
              "| | goal | objective | stop | iterations | spent |", "|---|---|---|---|---|---|"]
     lines += [f"| {_mark(bool(g['met']))} | `{cell(g['goalId'])}` | {cell(clip(g.get('objective', ''), 120))} | "
-              f"{cell(g['stop'])} | {g.get('turns', 0)} | {render.money(g.get('totalCostUsd') or 0)} |"
+              f"{cell(g['stop'])} | {g.get('turns', 0)} | {_spent(g)} |"
               for g in ledgers]
-    lines += ["", f"Total spent: {render.money(cost)}."]
+    total = f"Total spent: {render.money(cost)}"
+    lines += ["", f"{total} of the fleet's {render.money(budget)} (max-dollars, split over its goals)." if budget
+              else f"{total}."]
     return "\n".join(lines)
 
 
 def fan_in_step(folder: Path) -> list[dict]:
-    """The summary job: every run's ledger under ``folder`` in one job summary, and outputs saying how many met."""
+    """The summary job: every run's ledger under ``folder`` in one job summary, and outputs saying how many met.
+    The fleet's max-dollars (``GOAL_INPUT_MAX_DOLLARS``, empty or 0 for none) is stated in it."""
+    budget = dollars(os.environ.get("GOAL_INPUT_MAX_DOLLARS", ""), "input max-dollars")
     ledgers = read_ledgers(folder)
     met = sum(bool(g["met"]) for g in ledgers)
-    envfiles.add_summary(fleet_markdown(ledgers, folder))
+    envfiles.add_summary(fleet_markdown(ledgers, folder, budget))
     envfiles.set_outputs({"count": len(ledgers), "met-count": met, "met": "true" if ledgers and met == len(ledgers)
                           else "false", "total-cost-usd": round(sum(g.get("totalCostUsd") or 0 for g in ledgers), 6)})
     return ledgers

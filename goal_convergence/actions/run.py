@@ -121,7 +121,8 @@ def run_step(echo: Callable[[str], None] = print) -> StepResult:
     # Before the run: a run that dies still leaves the id of the goal it was working on.
     envfiles.set_outputs({"goal-id": goal.goal_id, "goal-file": store.path_for(Goal, goal.goal_id)})
     result = runner.run_goal(store, goal.goal_id, maker, on_iteration=lambda o: echo(render.iteration_line(o)))
-    record = {**result.ledger(), "objective": result.goal.objective, "exitCode": result.exit_code}
+    record = {**result.ledger(), "objective": result.goal.objective, "exitCode": result.exit_code,
+              "maxDollars": result.goal.budget.max_dollars or 0}
     folder = _stage(store, result, record, echo)
     markdown = ledger.goal_markdown(result.goal, record, sorted([*(p.name for p in folder.iterdir()),
                                                                   ledger.MARKDOWN_FILE]))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from goal_convergence.actions import envfiles, ledger
+from goal_convergence.actions.fanout import split_budget
 from goal_convergence.actions.inputs import Inputs
 from goal_convergence.errors import InvalidInput
 from tests.actionrunner import parse_file_commands
@@ -66,6 +67,15 @@ def test_a_switch_input_is_true_or_false():
         Inputs.from_env({"GOAL_INPUT_OBJECTIVE": "x", "GOAL_INPUT_TESTS_MAY_CHANGE": "yes"}).argv()
 
 
+def test_a_working_directory_inside_a_checkout_is_refused_since_a_goal_works_on_the_whole_checkout(git_repo):
+    (git_repo / "app").mkdir()
+    with pytest.raises(InvalidInput, match="working-directory app is a folder inside the git checkout"):
+        Inputs({"working-directory": "app"}).project(git_repo)
+    assert Inputs({"working-directory": "."}).project(git_repo) == git_repo.resolve()
+    (git_repo / "app" / ".git").mkdir()  # a checkout of its own there (actions/checkout with path: app)
+    assert Inputs({"working-directory": "app"}).project(git_repo) == (git_repo / "app").resolve()
+
+
 def test_the_plan_from_a_heartbeat_carries_each_goal_and_rebuilds_it(git_repo, github, monkeypatch):
     (git_repo / ".goal-convergence.toml").write_text(CONFIG)
     (git_repo / "check.sh").write_text("echo 'FAILED test_x - assert 1 == 2'; exit 1\n")
@@ -113,6 +123,54 @@ def test_the_fan_in_reads_every_ledger_and_keeps_each_row_in_its_cell(tmp_path, 
     assert "Total spent: $0.5000." in summary
     assert parse_file_commands(github["GITHUB_OUTPUT"].read_text()) == {
         "count": "2", "met-count": "1", "met": "false", "total-cost-usd": "0.5"}
+
+
+def test_the_fleets_max_dollars_is_a_total_split_over_the_goals_that_name_no_budget():
+    goals = [{"objective": "a"}, {"objective": "b", "max-dollars": "2"}, {"objective": "c", "max-dollars": 0}]
+    assert [g["max-dollars"] for g in split_budget(goals, 10)] == [4.0, 2.0, 4.0]
+    assert [g["max-dollars"] for g in split_budget(goals, 0)] == [0.0, 2.0, 0.0]  # no fleet total: no limit
+    assert [g["max-dollars"] for g in split_budget([{}, {}, {}], 10)] == [3.33, 3.33, 3.33]  # never over the total
+    assert [g["max-dollars"] for g in split_budget([{}, {}, {}], 0.3)] == [0.1, 0.1, 0.1]
+
+
+@pytest.mark.parametrize("goals, total, message", [
+    ([{"max-dollars": 6}, {"max-dollars": 5}], 10, r"add up to \$11.00, over the fleet's max-dollars \$10.00"),
+    ([{"max-dollars": 10}, {}], 10, "leaves .* for the 1 goal"),
+    ([{"max-dollars": "lots"}], 10, "max-dollars of goal 0 is 'lots'"),
+])
+def test_a_budget_the_fleet_cannot_split_is_refused_with_what_to_change(goals, total, message):
+    with pytest.raises(InvalidInput, match=message):
+        split_budget(goals, total)
+
+
+def test_the_plan_splits_the_fleets_budget_and_says_so(tmp_path, github, monkeypatch):
+    monkeypatch.setenv("GOAL_INPUT_GOALS", json.dumps([{"objective": "a"}, {"objective": "b", "max-dollars": 1}]))
+    monkeypatch.setenv("GOAL_INPUT_MAX_DOLLARS", "$5")
+
+    done = run_goal(tmp_path, "action", "plan")
+
+    assert done.returncode == 0, done.stderr
+    matrix = json.loads(parse_file_commands(github["GITHUB_OUTPUT"].read_text())["matrix"])
+    assert [g["max-dollars"] for g in matrix] == [4.0, 1.0]
+    summary = github["GITHUB_STEP_SUMMARY"].read_text()
+    assert "- a (up to $4.00)\n- b (up to $1.00)" in summary and "Fleet budget: $5.00 (max-dollars)" in summary
+    monkeypatch.setenv("GOAL_INPUT_MAX_DOLLARS", "0.5")
+    done = run_goal(tmp_path, "action", "plan")
+    assert done.returncode == 65 and "over the fleet's max-dollars $0.5000" in done.stderr
+
+
+def test_the_fan_in_states_each_goals_budget_and_the_fleets(tmp_path, github, monkeypatch):
+    folder = tmp_path / "ledgers" / "goal-00000000"
+    folder.mkdir(parents=True)
+    (folder / ledger.LEDGER_FILE).write_text(json.dumps({
+        "goalId": "goal-00000000", "met": True, "stop": "converged", "turns": 1, "totalCostUsd": 1.5,
+        "maxDollars": 4.0, "objective": "a"}))
+    monkeypatch.setenv("GOAL_INPUT_MAX_DOLLARS", "10")
+
+    assert run_goal(tmp_path, "action", "summary", str(tmp_path / "ledgers")).returncode == 0
+    summary = github["GITHUB_STEP_SUMMARY"].read_text()
+    assert "| converged | 1 | $1.50 of $4.00 |" in summary
+    assert "Total spent: $1.50 of the fleet's $10.00 (max-dollars, split over its goals)." in summary
 
 
 def test_a_fan_in_with_no_ledger_says_so(tmp_path, github):
