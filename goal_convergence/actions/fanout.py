@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,7 +116,10 @@ def plan_step(echo: Callable[[str], None] = print) -> list[dict]:
         items, report = from_heartbeat(inputs.project(Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())))
         found = f"```\n{report.text()}\n```" if report.findings else "The heartbeat found nothing failing."
     items = _named(split_budget(items, total))
-    envfiles.set_outputs({"matrix": json.dumps(items, ensure_ascii=False), "count": len(items)})
+    # A name for this fleet's artifacts: a run that calls the workflow twice holds both fleets' artifacts, and
+    # each summary job downloads only its own.
+    fleet = f"fleet-{secrets.token_hex(4)}"
+    envfiles.set_outputs({"matrix": json.dumps(items, ensure_ascii=False), "count": len(items), "fleet": fleet})
     budget = f"Fleet budget: {money(total)} (max-dollars), split over the goals as above." if total else ""
     goals = "\n".join(f"- {ledger.cell(i['name'])}{_budget_note(i)}" for i in items)
     envfiles.add_summary("\n\n".join(filter(None, [f"### goal-convergence: {len(items)} goal(s) to run", goals, budget,

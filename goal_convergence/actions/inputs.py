@@ -31,7 +31,8 @@ FLAGS = {"test": "--test", "lint": "--lint", "build": "--build", "coverage": "--
 LISTS = {"checks": "--check", "protect": "--protect"}  # one item a line, each its own flag
 SWITCHES = {"tests-may-change": "--tests-may-change"}
 # The rest of what a goal (or a matrix item) may say; secrets (API key, token) are never among them.
-OTHER = ("objective", "working-directory", "maker", "maker-cmd", "claude-code-version", "home", "name")
+OTHER = ("objective", "working-directory", "maker", "maker-cmd", "claude-code-version", "home", "name",
+         "artifact-prefix")
 PULL_REQUEST = ("pull-request", "branch", "base")  # read by the pull-request step, not the run step
 NAMES = (*OTHER, *PULL_REQUEST, *FLAGS, *LISTS, *SWITCHES)
 

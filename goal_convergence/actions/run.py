@@ -130,7 +130,7 @@ def run_step(echo: Callable[[str], None] = print) -> StepResult:
     envfiles.add_summary(markdown)
     report = folder / REPORT_FILE
     envfiles.set_outputs({"met": "true" if record["met"] else "false", "stop": result.stop,
-                          "exit-code": result.exit_code, "artifact-name": goal.goal_id,
+                          "exit-code": result.exit_code, "artifact-name": inputs.get("artifact-prefix") + goal.goal_id,
                           "artifact-path": folder, "report": report if report.is_file() else ""})
     echo(render.run_summary(result.goal, result.stop))
     return StepResult(result, folder)

@@ -170,9 +170,11 @@ def test_a_fleet_plans_its_goals_runs_each_and_sums_them_up_in_one_summary(actio
         (ws / "calc.py").write_text(CALC)
         (ws / "test_calc.py").write_text(TEST)
         run = _runner(action_path, ws, runner_temp).run({"goal": json.dumps(item), "oracle": "conditions",
-                                                          "fail-unless-met": "false"})
+                                                          "fail-unless-met": "false",
+                                                          "artifact-prefix": f"{plan.outputs['fleet']}-"})
         assert run.failed is None, run.log()
         upload = run.uses("actions/upload-artifact").with_
+        assert upload["name"] == f"{plan.outputs['fleet']}-{run.outputs['goal-id']}" == run.outputs["artifact-name"]
         shutil.copytree(upload["path"], downloaded / upload["name"])
         runs.append(run)
     assert [r.outputs["stop"] for r in runs] == ["converged", "ceiling"]

@@ -4,6 +4,7 @@ inputs, the file commands' format, the plan from a heartbeat, the fan-in of ledg
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -150,8 +151,9 @@ def test_the_plan_splits_the_fleets_budget_and_says_so(tmp_path, github, monkeyp
     done = run_goal(tmp_path, "action", "plan")
 
     assert done.returncode == 0, done.stderr
-    matrix = json.loads(parse_file_commands(github["GITHUB_OUTPUT"].read_text())["matrix"])
-    assert [g["max-dollars"] for g in matrix] == [4.0, 1.0]
+    outputs = parse_file_commands(github["GITHUB_OUTPUT"].read_text())
+    assert [g["max-dollars"] for g in json.loads(outputs["matrix"])] == [4.0, 1.0]
+    assert re.fullmatch(r"fleet-[0-9a-f]{8}", outputs["fleet"])  # its goals' artifacts are named after it
     summary = github["GITHUB_STEP_SUMMARY"].read_text()
     assert "- a (up to $4.00)\n- b (up to $1.00)" in summary and "Fleet budget: $5.00 (max-dollars)" in summary
     monkeypatch.setenv("GOAL_INPUT_MAX_DOLLARS", "0.5")
