@@ -49,6 +49,7 @@ class GoalSpec:
     expect: str | None = None
     maker_model: str | None = None
     session_id: str | None = None
+    agent: str = "claude-code"  # the agent of that session (Goal.agent)
     protect: list[str] = field(default_factory=list)
     tests_may_change: bool = False  # the objective is to change tests: the integrity guard reports, not enforces
     stuck_after: int = 3
