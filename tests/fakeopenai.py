@@ -73,6 +73,7 @@ def texts(body: dict, *roles: str) -> list[str]:
 class FakeOpenAI:
     responder: Callable[[dict], Reply] = lambda body: say("ok")
     requests: list[dict] = field(default_factory=list)
+    billed: list[dict] = field(default_factory=list)  # the usage of every response sent
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -103,7 +104,9 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             reply = self.responder(body)
-        return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in reply.events(body)).encode()
+            events = reply.events(body)
+            self.billed.append(events[-1]["response"]["usage"])
+        return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
 def _handler(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

@@ -9,9 +9,9 @@ import pytest
 
 from goal_convergence.models import Goal
 from goal_convergence.storage.store import Store
-from tests.e2e.codex_harness import GOAL_PROMPT, Codex, MakerScript, OracleScript, codex_bin
+from tests.e2e.codex_harness import GOAL_PROMPT, Codex, MakerScript, OracleScript, codex_bin, maker_turn, thread_id
 from tests.e2e.harness import two_bug_project
-from tests.fakeopenai import FakeOpenAI, run, say
+from tests.fakeopenai import FakeOpenAI, run, say, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -69,9 +69,81 @@ def test_a_codex_session_converges_after_two_turns_with_the_oracles_hint_fed_bac
     assert goal.spent.maker_dollars > 0 and goal.spent.maker_tokens > 0 and goal.spent.oracle_dollars > 0
     assert [it.decision.action for it in goal.history] == ["continue", "converge"]
     assert any(e.get("type") == "turn.completed" for e in events)
+    # every response the maker was billed for is charged, once: the rollout's usage lines, read from offsets
+    billed = sum(u["input_tokens"] + u["output_tokens"] for u in codex.openai.billed)
+    assert goal.spent.maker_tokens == billed
+    usage = [e["usage"] for e in events if e.get("type") == "turn.completed"][-1]
+    assert usage["input_tokens"] + usage["output_tokens"] == billed  # what `codex exec --json` reports
+
+
+def test_a_maker_that_only_claims_success_never_converges(codex):
+    maker, oracle = scripted(codex, lambda body: say("All tests pass now. Done."))
+    codex.run(GOAL_PROMPT)
+    goal = the_goal()
+    assert (goal.state, goal.stop_reason) == ("escalated", "stuck")
+    assert goal.spent.iterations == 3  # --stuck-after's default: three iterations without a change
+    assert all(it.decision.action != "converge" for it in goal.history)
+    assert sum(1 for body in maker.requests if any("is not done yet" in t for t in _user_texts(body))) >= 1
+
+
+def test_a_maker_that_edits_the_tests_is_refused_and_told_why(codex, project):
+    test = project / "test_calc.py"
+    maker, oracle = scripted(codex, {0: [run("sed -i 's/sys.exit(1 if failures else 0)/sys.exit(0)/' test_calc.py"),
+                                         say("The tests pass now. Done.")]})
+    codex.run(GOAL_PROMPT)
+    goal = the_goal()
+    assert goal.state == "escalated" and all(it.decision.action != "converge" for it in goal.history)
+    assert all(c.passed for it in goal.history for c in it.conditions)  # green, but only because the test was gutted
+    assert all(i.kind == "pristine-failed" for it in goal.history for i in it.integrity.issues)
+    assert oracle.requests == []
+    told = ["\n".join(_user_texts(body)) for body in maker.requests]
+    assert any("with the original test_calc.py" in shown and "changed: test_calc.py" in shown for shown in told)
+    assert "sys.exit(0)" in test.read_text()  # only a scratch copy was reset
+
+
+def test_a_maker_that_tries_to_change_its_own_goal_is_denied(codex, project, gc_home):
+    calc = project / "calc.py"
+
+    def plan(body: dict):
+        goal = the_goal()
+        steps = {0: [run(f"goal pause {goal.goal_id}"), run(f"cat {gc_home}/goals/{goal.goal_id}.json"),
+                     run(FIX_ADD), run(fix_mul_only(calc)), say("Fixed both bugs.")]}
+        turn, step = maker_turn(body)
+        todo = steps.get(turn, [])
+        return todo[step] if step < len(todo) else say("Done.")
+
+    maker, oracle = scripted(codex, plan)
+    codex.run(GOAL_PROMPT)
+    goal = the_goal()
+    assert (goal.state, goal.stop_reason) == ("converged", "converged")
+    assert [it.decision.action for it in goal.history] == ["converge"]  # never paused: the pause was denied
+    outputs = [t for body in maker.requests for t in texts(body, "tool")]
+    denied = [t for t in outputs if "goal-convergence refused this call" in t]
+    assert any("runs the goal-convergence CLI (`goal pause`)" in t for t in denied), outputs
+    assert any("names goal-convergence's files" in t for t in denied), outputs
+    assert all("$goal" in t and "/goal-convergence:goal" not in t for t in denied)
+
+
+def test_a_goal_survives_into_a_second_session_and_resumes_there(codex, project):
+    scripted(codex, {0: [run(FIX_ADD), say("Fixed add(); that is all I can do now.")]})
+    first = thread_id(codex.run(GOAL_PROMPT.replace("--max-iterations 6", "--max-iterations 1")))
+    left = the_goal()
+    assert (left.state, left.stop_reason, left.session_id, left.spent.iterations) == ("escalated", "ceiling", first, 1)
+
+    calc = project / "calc.py"
+    maker, oracle = scripted(codex, {0: [run(fix_mul_only(calc)), say("Fixed mul().")]})
+    events = codex.run("$goal resume --max-iterations 4")
+    second = thread_id(events)
+    done = the_goal()
+    assert second != first
+    assert (done.state, done.session_id, done.agent) == ("converged", second, "codex")
+    assert [it.number for it in done.history] == [1, 2]
+    assert done.spent.maker_tokens > left.spent.maker_tokens
+    shown = "\n".join(texts(maker.requests[0]))
+    assert f"resumed goal {left.goal_id}" in shown  # the $goal hook's result reached the model
+    assert f"- {left.goal_id} (escalated: ceiling" in shown  # the SessionStart notice of the open goal
+    assert f"$goal resume {left.goal_id} --max-iterations N" in shown  # in the words the Codex session has
 
 
 def _user_texts(body: dict) -> list[str]:
-    from tests.fakeopenai import texts
-
     return texts(body, "user", "developer")
