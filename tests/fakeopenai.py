@@ -91,9 +91,8 @@ class FakeOpenAI:
         """A Codex config.toml that sends every model request here (no key needed) with ``model``."""
         codex_home.mkdir(parents=True, exist_ok=True)
         path = codex_home / "config.toml"
-        path.write_text(f'model = "{model}"\nmodel_provider = "fake"\n{extra}\n'
-                        f'[model_providers.fake]\nname = "fake"\nbase_url = "{self.base_url}"\nwire_api = "responses"\n',
-                        encoding="utf-8")
+        provider = f'[model_providers.fake]\nname = "fake"\nbase_url = "{self.base_url}"\nwire_api = "responses"\n'
+        path.write_text(f'model = "{model}"\nmodel_provider = "fake"\n{extra}\n{provider}', encoding="utf-8")
         return path
 
     def close(self) -> None:

@@ -95,13 +95,14 @@ class Codex:
         self.binary, self.openai, self.anthropic, self.home, self.project = binary, openai, anthropic, home, project
         self.codex_home = home / ".codex"
         openai.codex_config(self.codex_home, MAKER_MODEL)
-        for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "add", "goal-convergence@goal-convergence"]):
+        install = (["plugin", "marketplace", "add", str(REPO)], ["plugin", "add", "goal-convergence@goal-convergence"])
+        for args in install:
             done = subprocess.run([binary, *args], env=self.env(), capture_output=True, text=True, timeout=60)
             assert done.returncode == 0, f"codex {' '.join(args)}: {done.stdout}\n{done.stderr}"
 
     def env(self) -> dict[str, str]:
-        env = self.anthropic.claude_env(self.home, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-                                        GOAL_CONVERGENCE_HOME=str(self.home / ".claude"),
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        env = self.anthropic.claude_env(self.home, PATH=path, GOAL_CONVERGENCE_HOME=str(self.home / ".claude"),
                                         GOAL_CONVERGENCE_ORACLE_RETRIES="0")
         env.update(CODEX_HOME=str(self.codex_home), OPENAI_API_KEY="sk-fake")
         return env

@@ -34,8 +34,9 @@ from . import control, fast, naming, transcript
 STUCK_CAP = 7
 MAX_FAILURES_SHOWN = 5
 Summaries = list[dict[str, Any]]
-# How a session's transcript is metered: Claude Code's here; another agent's adapter passes its own reader.
-Meter = Callable[..., transcript.Reading]
+# How a session's transcript is metered: Claude Code's here; another agent's adapter passes its own reader
+# (its reading has the same fields: dollars, tokens, model, offsets, note).
+Meter = Callable[..., Any]
 
 
 class HookInput(BaseModel):
@@ -94,7 +95,8 @@ def maker_report(hook_input: HookInput, *, final: bool,
     return read
 
 
-def on_stop(store: Store, hook_input: HookInput, summaries: Summaries, meter: Meter = transcript.read) -> dict[str, Any]:
+def on_stop(store: Store, hook_input: HookInput, summaries: Summaries,
+            meter: Meter = transcript.read) -> dict[str, Any]:
     """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
     stuck detection end the loop, and they end it before Claude Code's block cap does."""
     goal_id = bound_goal_id(summaries, hook_input.session_id)

@@ -19,12 +19,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import InvalidInput, PriceUnknown, problems
-from ...storage import config, cost
+from ...storage import config, cost, rollout
 from ...storage.store import Store
 from ...system import quarantine
 from ..claude_code import control, naming
 from ..claude_code import hooks as claude_hooks
-from . import fast, rollout
+from . import fast
 
 AGENT = "codex"
 # The token budget a goal gets when its maker's model has no price and none was asked for: its dollar

@@ -1,5 +1,6 @@
-"""The maker's spend, read from Codex's rollout files (``$CODEX_HOME/sessions/.../rollout-*.jsonl``) a little
-at a time, as the Claude Code meter reads its transcripts (agents/claude_code/transcript.py).
+"""What a Codex CLI session spent, read from its rollout file (``$CODEX_HOME/sessions/.../rollout-*.jsonl``) a
+little at a time, as the Claude Code meter reads its transcripts (agents/claude_code/transcript.py). The
+Codex hooks meter a goal's session with it, and `goal run --maker codex` its headless turns.
 
 Codex writes one ``token_usage_record`` line per model response, with that response's whole usage, and a
 ``turn_context`` line naming the model at the start of each turn. A line is written whole, so unlike
@@ -10,8 +11,8 @@ include the reasoning tokens.
 
 A model with no price in the table is not a silent $0: its tokens are counted (a token budget still
 binds them), no dollars are, and ``note`` says so and how to add the price (hooks.py gives a goal
-started on such a model a token budget). The path comes from the hook input: only a regular file is
-read, at most ``MAX_READ`` bytes a call.
+started on such a model a token budget). The path comes from outside (a hook's input): only a regular
+file is read, at most ``MAX_READ`` bytes a call.
 """
 
 from __future__ import annotations
@@ -20,16 +21,27 @@ import json
 import os
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ...errors import PriceUnknown
-from ...models import parse_iso
-from ...storage import cost
-from ..claude_code.transcript import Reading
+from ..errors import PriceUnknown
+from ..models import parse_iso
+from . import cost
 
 MAX_READ = 256 << 20
 _MARKS = (b'"token_usage_record"', b'"turn_context"')
+
+
+@dataclass
+class Reading:
+    """As the Claude Code meter's: what was spent, the session's model, the offsets to store, and what to log."""
+
+    dollars: float = 0.0
+    tokens: int = 0
+    model: str | None = None
+    offsets: dict[str, int] = field(default_factory=dict)
+    note: str | None = None
 
 
 def read(path: str | Path, offsets: Mapping[str, int], *, since: datetime | None = None, final: bool = False,
