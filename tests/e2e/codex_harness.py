@@ -29,9 +29,9 @@ GOAL_PROMPT = "$goal fix both bugs in calc.py --test 'python3 test_calc.py' --or
 
 
 def find_codex() -> str | None:
-    """The real Codex CLI: $CODEX_BIN, the npm install the tests' README names, or PATH."""
+    """The real Codex CLI: $CODEX_BIN (.ci/run sets it), the npm package in the checkout, or PATH."""
     vendor = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-    candidates = [os.environ.get("CODEX_BIN"), f"/work/npm-codex/{vendor}", str(REPO / vendor), shutil.which("codex")]
+    candidates = [os.environ.get("CODEX_BIN"), str(REPO / vendor), shutil.which("codex")]
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 

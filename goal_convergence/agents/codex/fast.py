@@ -4,7 +4,9 @@ Codex's hook input carries the fields Claude Code's does (``session_id``, ``tran
 ``source``; PreToolUse's ``tool_name`` is ``Bash`` with ``tool_input.command``, as in Claude Code), and
 its SessionStart and PreToolUse answers take the same shape, so Claude Code's fast path answers here
 too; only the name of the goal command in the texts differs (``$goal``, the plugin's skill, instead of
-the slash command). UserPromptSubmit has work only when the prompt is a ``$goal`` command.
+the slash command). Codex's other way to write files, ``apply_patch`` (its patch text in
+``tool_input.command``), is checked as a Write of each file the patch names. UserPromptSubmit has work
+only when the prompt is a ``$goal`` command.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "stop")
 SKILL = "$goal"
 # `$goal ARGS`, or the skill's name with the plugin's before it, at the start of the prompt
 GOAL_PROMPT = re.compile(r"\s*\$(?:goal-convergence:)?goal(?=\s|$)\s*(.*)", re.S)
+# The files an apply_patch names: those it adds, updates, deletes or moves to.
+PATCHED = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 
 
 def answer(event: str, data: bytes) -> dict[str, object] | None:
@@ -29,8 +33,26 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
         except (ValueError, AttributeError, RecursionError):
             return None
         return None if isinstance(prompt, str) and GOAL_PROMPT.match(prompt) else {}
+    if event == "pre-tool-use":
+        return _pre_tool_use(data)
     found = claude_fast.answer(event, data)
     return None if found is None else in_codex(found)
+
+
+def _pre_tool_use(data: bytes) -> dict[str, object]:
+    try:
+        payload = json.loads(data)
+        tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    except (ValueError, AttributeError, RecursionError):
+        return {}
+    if tool != "apply_patch" or not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
+        return in_codex(claude_fast.answer("pre-tool-use", data) or {})
+    for path in PATCHED.findall(tool_input["command"]):
+        one = json.dumps({**payload, "tool_name": "Write", "tool_input": {"file_path": path}}).encode()
+        found = claude_fast.answer("pre-tool-use", one) or {}
+        if found:
+            return in_codex(found)
+    return {}
 
 
 def goal_arguments(prompt: str) -> str | None:
