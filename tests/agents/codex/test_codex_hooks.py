@@ -105,3 +105,34 @@ def test_the_session_start_notice_names_the_open_goal_and_the_skill_to_resume_it
     assert f"- {bound.goal_id} (active in another session)" in context
     assert f"$goal resume {bound.goal_id}" in context
     assert answer["systemMessage"] == "goal-convergence: 1 open goal in this project (1 active); $goal list"
+
+
+def test_the_codex_fast_path_loads_only_the_standard_library():
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.agents.codex import fast, dispatch; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('pydantic', 'click', 'anthropic', 'jsonschema', 'filelock', 'httpx')))")
+    root = Path(hooks.__file__).parents[3]
+    out = subprocess.run([sys.executable, "-S", "-c", probe, str(root)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_status_turn_is_no_iteration_unless_the_model_called_a_tool(bound, git_repo, tmp_path):
+    rollout = tmp_path / "rollout-2026-12-05T19-33-51-x.jsonl"
+    rollout.write_text('{"type":"session_meta","payload":{}}\n')
+    fields = {"transcript_path": str(rollout)}
+    stop = payload("Stop", git_repo, stop_hook_active=False, last_assistant_message="ok", **fields)
+
+    hook("user-prompt-submit", payload("UserPromptSubmit", git_repo, prompt="$goal status", **fields), git_repo)
+    with rollout.open("a") as fh:
+        fh.write('{"type":"response_item","payload":{"type":"message","role":"assistant","content":[]}}\n')
+    assert hook("stop", stop, git_repo)[0] == {}
+    assert Store().load(Goal, bound.goal_id).spent.iterations == 0
+
+    hook("user-prompt-submit", payload("UserPromptSubmit", git_repo, prompt="$goal status", **fields), git_repo)
+    with rollout.open("a") as fh:
+        fh.write('{"type":"response_item","payload":{"type":"function_call","name":"exec_command",'
+                 '"arguments":"{\\"cmd\\":\\"ls\\"}","call_id":"c1"}}\n')
+    answer, _ = hook("stop", stop, git_repo)
+    assert Store().load(Goal, bound.goal_id).spent.iterations == 1
+    assert "converged after 1 iteration" in answer["systemMessage"]
