@@ -13,12 +13,13 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from ..errors import MakerError
+from ..errors import MakerError, PriceUnknown
 from ..models import Cost, Goal
 from ..models import codex_exec
 from ..models.print_result import PrintResult
 from ..report import render
 from ..rules import budget, plan
+from ..storage import cost as pricing
 from ..storage import rollout
 from ..system import codexmode, insiders, printmode, process
 from .engine import MakerReport
@@ -149,6 +150,7 @@ class CodexMaker:
         session = goal.maker.session_id
         prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
         model = self.model or goal.maker.model
+        _priced(goal, model or codexmode.configured_model())
         args = [binary, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
                 *(["--model", model] if model else [])]
         return [*args, "resume", session, prompt] if session else [*args, prompt]
@@ -174,6 +176,18 @@ class CodexMaker:
         return MakerReport(summary=summary[-SUMMARY_CHARS:], cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
                            model=reading.model, transcript_offsets=reading.offsets, failed=failed,
                            session_id=result.thread_id or goal.maker.session_id)
+
+
+def _priced(goal: Goal, model: str | None) -> None:
+    """Refuse to run a model whose dollars cannot be counted unless a token budget bounds the goal: an unpriced
+    turn is charged in tokens only, and a dollar budget alone would never stop the loop."""
+    if model is None or goal.budget.max_tokens is not None:
+        return
+    try:
+        pricing.price_for(model)
+    except PriceUnknown:
+        raise MakerError(f"no price for the Codex model {model!r}, so the maker's dollars cannot be counted; give the "
+                         f"goal a token budget (--max-tokens N) or add the price to {pricing.user_prices_path()}") from None
 
 
 def choose(maker: str | None, maker_cmd: str | None, model: str | None) -> Maker:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tomllib
 from pathlib import Path
 
 
@@ -24,3 +25,13 @@ def rollout_path(thread_id: str) -> Path | None:
         return None
     found = sorted((codex_home() / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
     return found[-1] if found else None
+
+
+def configured_model() -> str | None:
+    """The model Codex runs when none is passed: ``model`` in ``$CODEX_HOME/config.toml``, if set."""
+    try:
+        with (codex_home() / "config.toml").open("rb") as fh:
+            model = tomllib.load(fh).get("model")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return model if isinstance(model, str) and model else None

@@ -147,3 +147,23 @@ def test_a_goal_survives_into_a_second_session_and_resumes_there(codex, project)
 
 def _user_texts(body: dict) -> list[str]:
     return texts(body, "user", "developer")
+
+
+def test_a_goal_made_for_claude_code_is_resumed_in_codex_and_back(codex, project):
+    from goal_convergence.agents.claude_code import slash
+    from goal_convergence.goals import creation, specs
+
+    made = creation.new_goal(Store(), specs.GoalSpec(objective="fix both bugs in calc.py", project=project,
+                                                     test="python3 test_calc.py", oracle_provider="anthropic",
+                                                     session_id="a-claude-code-session"))
+    assert made.agent == "claude-code"
+    scripted(codex, {0: [run(FIX_ADD), say("Fixed add().")]})
+    events = codex.run(f"$goal resume {made.goal_id}")
+    moved = the_goal()
+    assert (moved.agent, moved.session_id) == ("codex", thread_id(events))
+    assert moved.spent.iterations >= 1 and moved.history[0].conditions[0].passed is False  # mul still wrong
+
+    slash.run_command("goal", f"resume {made.goal_id}", session_id="another-claude-code-session", cwd=str(project))
+    back = the_goal()
+    assert (back.agent, back.session_id) == ("claude-code", "another-claude-code-session")
+    assert back.spent.maker_tokens == moved.spent.maker_tokens  # its spend carried over

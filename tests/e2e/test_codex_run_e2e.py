@@ -106,3 +106,22 @@ def test_the_codex_judge_is_refused_when_it_would_run_the_makers_model(sample, i
     assert done.returncode != 0
     assert f"the oracle model ({MAKER_MODEL}) is the maker's model" in done.stderr
     assert "gpt-5.1-codex-mini or gpt-5-mini" in done.stderr
+
+
+def test_a_codex_maker_on_a_model_with_no_price_needs_a_token_budget(openai, sample, isolated_home):
+    codex_home = isolated_home / ".codex"
+    openai.codex_config(codex_home, "gpt-9-nano")
+    env = {**dict(__import__("os").environ), "CODEX_BIN": codex_bin(), "CODEX_HOME": str(codex_home)}
+    args = [sys.executable, "-m", "goal_convergence", "run", "make all tests pass", "--maker", "codex",
+            "--test", f"{sys.executable} -m unittest -q", "--oracle", "conditions", "--max-iterations", "1"]
+    refused = subprocess.run(args, cwd=sample, env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and openai.requests == []  # refused before the maker spent anything
+    assert "no price for the Codex model 'gpt-9-nano'" in refused.stderr + refused.stdout
+    assert "--max-tokens N" in refused.stderr + refused.stdout
+
+    openai.set_responder(lambda body: say("I looked; nothing to change."))
+    bounded = subprocess.run([*args, "--max-tokens", "500000"], cwd=sample, env=env, capture_output=True, text=True,
+                             timeout=300)
+    assert openai.requests, bounded.stderr  # with a token budget it runs, and its tokens are counted
+    goal = [g for g in Store().iter_all(Goal) if g.budget.max_tokens == 500000][0]
+    assert goal.spent.maker_tokens > 0 and goal.spent.maker_dollars == 0
