@@ -3,6 +3,7 @@ the scripted Responses API: the maker is Codex itself, the oracle the `anthropic
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tests.fakeopenai import FakeOpenAI, run, say, texts
 
 pytestmark = pytest.mark.e2e
 
+BIN = Path(sys.executable).parent  # where `goal` is: Codex's login shell has its own PATH
 HINT = "ORACLE-HINT-9: mul() in calc.py adds instead of multiplying; return a * b"
 FIX_ADD = "sed -i 's/return a - b/return a + b/' calc.py"
 FIX_MUL = "sed -i 's/return a + b$/return a * b/; 0,/return a + b/s//return a + b/' calc.py"
@@ -107,6 +109,7 @@ def test_a_maker_that_tries_to_change_its_own_goal_is_denied(codex, project, gc_
     def plan(body: dict):
         goal = the_goal()
         steps = {0: [run(f"goal pause {goal.goal_id}"), run(f"cat {gc_home}/goals/{goal.goal_id}.json"),
+                     run(f"g=go; {BIN}/${{g}}al pause {goal.goal_id}"),  # no scan sees this: the CLI refuses it
                      run(FIX_ADD), run(fix_mul_only(calc)), say("Fixed both bugs.")]}
         turn, step = maker_turn(body)
         todo = steps.get(turn, [])
@@ -122,6 +125,8 @@ def test_a_maker_that_tries_to_change_its_own_goal_is_denied(codex, project, gc_
     assert any("runs the goal-convergence CLI (`goal pause`)" in t for t in denied), outputs
     assert any("names goal-convergence's files" in t for t in denied), outputs
     assert all("$goal" in t and "/goal-convergence:goal" not in t for t in denied)
+    # the spelled-out pause got past the hook and reached the CLI, which knew Codex for the goal's maker
+    assert any(f"`goal pause` was refused: it runs inside the maker of goal {goal.goal_id}" in t for t in outputs)
 
 
 def test_a_goal_survives_into_a_second_session_and_resumes_there(codex, project):
