@@ -172,3 +172,20 @@ def test_a_goal_made_for_claude_code_is_resumed_in_codex_and_back(codex, project
     back = the_goal()
     assert (back.agent, back.session_id) == ("claude-code", "another-claude-code-session")
     assert back.spent.maker_tokens == moved.spent.maker_tokens  # its spend carried over
+
+
+def test_codex_exec_resume_carries_the_goal_on_in_the_same_session(codex, project):
+    scripted(codex, {0: [run(FIX_ADD), say("Fixed add(); stopping here.")]})
+    first = thread_id(codex.run(GOAL_PROMPT.replace("--max-iterations 6", "--max-iterations 1")))
+    assert the_goal().state == "escalated"
+
+    calc = project / "calc.py"
+    maker, oracle = scripted(codex, lambda body: run(fix_mul_only(calc)) if not any(
+        "return a * b" in t for t in texts(body, "tool")) and maker_turn(body)[1] == 0 else say("Fixed mul()."))
+    events = codex.run("$goal resume --max-iterations 3", resume=first)
+    done = the_goal()
+    assert thread_id(events) == first
+    assert (done.state, done.session_id, done.spent.iterations) == ("converged", first, 2)
+    # the resumed session's rollout is the same file: what the first session spent is not charged again
+    billed = sum(u["input_tokens"] + u["output_tokens"] for u in codex.openai.billed)
+    assert done.spent.maker_tokens == billed
