@@ -85,7 +85,8 @@ def on_prompt(store: Store, hook_input: CodexInput, summaries: claude_hooks.Summ
                               agent=AGENT)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
                                                      "additionalContext": reply.text}}
-    told = [t for t in (reply.notice, notice if reply.notice and "started" in reply.notice else None) if t]
+    started = (reply.notice or "").startswith("goal-convergence: started ")  # the words `slash._new` says it with
+    told = [t for t in (reply.notice, notice if started else None) if t]
     if told:
         answer["systemMessage"] = "; ".join(told)
     return answer
