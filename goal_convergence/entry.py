@@ -1,9 +1,10 @@
 """The `goal` console script, and the one place its front ends meet.
 
-Hooks run on every turn of every session, so `goal hook ...` (and `goal hook codex ...`) is dispatched before click, pydantic or
-anything else heavy is imported. Everything else is the CLI (cli/), with the hidden commands of the
-other front ends added: the GitHub Action's steps (`goal action ...`) and the slash command's helper
-(`goal slash`), which sit above the CLI because they call its commands and flags."""
+Hooks run on every turn of every session, so `goal hook ...` (Claude Code's) and `goal hook codex ...`
+(Codex CLI's) are dispatched before click, pydantic or anything else heavy is imported. Everything else
+is the CLI (cli/), with the hidden commands of the other front ends added: the GitHub Action's steps
+(`goal action ...`) and the slash command's helper (`goal slash`), which sit above the CLI because they
+call its commands and flags."""
 
 from __future__ import annotations
 

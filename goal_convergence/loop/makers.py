@@ -186,8 +186,9 @@ def _priced(goal: Goal, model: str | None) -> None:
     try:
         pricing.price_for(model)
     except PriceUnknown:
-        raise MakerError(f"no price for the Codex model {model!r}, so the maker's dollars cannot be counted; give the "
-                         f"goal a token budget (--max-tokens N) or add the price to {pricing.user_prices_path()}") from None
+        raise MakerError(f"no price for the Codex model {model!r}, so the maker's dollars cannot be counted; give "
+                         f"the goal a token budget (--max-tokens N) or add the price to "
+                         f"{pricing.user_prices_path()}") from None
 
 
 def choose(maker: str | None, maker_cmd: str | None, model: str | None) -> Maker:

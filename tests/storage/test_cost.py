@@ -34,7 +34,8 @@ def test_price_for_matches_the_longest_known_prefix(model, inp, out, read):
     assert (price.input, price.output, price.cache_read) == (inp, out, read)
 
 
-@pytest.mark.parametrize("model", ["gpt-5.1-codex-turbo", "gpt-6", "claude-opus-4-9", "claude-sonnet-5-5x", "claude-haiku", ""])
+@pytest.mark.parametrize("model", ["gpt-5.1-codex-turbo", "gpt-6", "claude-opus-4-9", "claude-sonnet-5-5x",
+                                   "claude-haiku", ""])
 def test_unknown_model_is_an_error_that_says_how_to_add_it(model):
     with pytest.raises(PriceUnknown) as exc:
         cost.price_for(model)

@@ -86,7 +86,8 @@ def _tool_call_since(transcript: Path, offset: int) -> bool:
         if not isinstance(entry, dict):
             continue
         payload = entry.get("payload")  # a Codex rollout's line: a response item that calls a tool
-        if entry.get("type") == "response_item" and isinstance(payload, dict) and payload.get("type") == "function_call":
+        if entry.get("type") == "response_item" and isinstance(payload, dict) and \
+                payload.get("type") == "function_call":
             return True
         content = (entry.get("message") or {}).get("content") if entry.get("type") == "assistant" else None
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):

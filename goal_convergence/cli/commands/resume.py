@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 def resume(store: Store, goal_id: str | None, *, session_id: str | None = None, project: Path | None = None,
            limits: dict | None = None, agent: str = "claude-code") -> Goal:
-    """Resume the goal named, else this session's, else the project's, bound to ``session_id`` (of ``agent``) when given;
-    the budget limits given (None: unchanged) are raised first."""
+    """Resume the goal named, else this session's, else the project's, bound to ``session_id`` (a session of
+    ``agent``) when given; the budget limits given (None: unchanged) are raised first."""
     from ...goals import lookup, moves
 
     target = lookup.resolve(store, goal_id, project, ("paused", "active", "escalated"), session_id=session_id)

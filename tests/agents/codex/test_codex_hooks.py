@@ -38,7 +38,8 @@ def bound(git_repo, isolated_home) -> Goal:
 
 
 def test_a_session_without_a_goal_gets_no_answer_at_any_event(git_repo, isolated_home):
-    assert hook("stop", payload("Stop", git_repo, stop_hook_active=False, last_assistant_message="hi"), git_repo)[0] == {}
+    stop = payload("Stop", git_repo, stop_hook_active=False, last_assistant_message="hi")
+    assert hook("stop", stop, git_repo)[0] == {}
     assert hook("user-prompt-submit", payload("UserPromptSubmit", git_repo, prompt="say $goal hi"), git_repo)[0] == {}
     shell = payload("PreToolUse", git_repo, tool_name="Bash", tool_input={"command": "goal pause"}, tool_use_id="c1")
     assert hook("pre-tool-use", shell, git_repo)[0] == {}
@@ -84,7 +85,8 @@ def test_the_maker_is_denied_its_goal_through_the_shell_and_through_apply_patch(
     out = answer["hookSpecificOutput"]
     assert (out["hookEventName"], out["permissionDecision"]) == ("PreToolUse", "deny")
     assert "runs the goal-convergence CLI (`goal pause`)" in out["permissionDecisionReason"]
-    assert "$goal" in out["permissionDecisionReason"] and "/goal-convergence:goal" not in out["permissionDecisionReason"]
+    reason = out["permissionDecisionReason"]
+    assert "$goal" in reason and "/goal-convergence:goal" not in reason
 
     patch = (f"*** Begin Patch\n*** Update File: calc.py\n@@\n-a\n+b\n*** Update File: {goal_file}\n@@\n"
              f"-\"state\": \"active\"\n+\"state\": \"converged\"\n*** End Patch\n")
