@@ -54,12 +54,18 @@ def run(command: str, usage: dict | None = None) -> Reply:
                    "arguments": json.dumps({"cmd": command})}], usage)
 
 
+def patch(text: str, usage: dict | None = None) -> Reply:
+    """A call of Codex's freeform ``apply_patch`` tool (offered to models such as gpt-5.5) with the patch ``text``."""
+    return Reply([{"type": "custom_tool_call", "name": "apply_patch", "call_id": f"call_fake{next(_ids):06d}",
+                   "input": text}], usage)
+
+
 def texts(body: dict, *roles: str) -> list[str]:
     """The texts of the request's input messages of ``roles`` (all roles when none is named), and the
     outputs of its tool calls when ``tool`` is one of them, in order."""
     found = []
     for item in body.get("input", []):
-        if item.get("type") == "function_call_output" and (not roles or "tool" in roles):
+        if item.get("type") in ("function_call_output", "custom_tool_call_output") and (not roles or "tool" in roles):
             output = item.get("output")
             found.append(output if isinstance(output, str) else json.dumps(output))
         elif item.get("type") == "message" and (not roles or item.get("role") in roles):

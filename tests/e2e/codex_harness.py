@@ -54,7 +54,7 @@ def maker_turn(body: dict) -> tuple[int, int]:
     for i, item in enumerate(items):  # a new turn of the user's own (a second session's prompt) starts over
         if item.get("type") == "message" and item.get("role") == "user" and i > start and not marks:
             start = i
-    step = sum(1 for item in items[start:] if item.get("type") == "function_call")
+    step = sum(1 for item in items[start:] if item.get("type") in ("function_call", "custom_tool_call"))
     return len(marks), step
 
 
@@ -107,11 +107,13 @@ class Codex:
         env.update(CODEX_HOME=str(self.codex_home), OPENAI_API_KEY="sk-fake")
         return env
 
-    def run(self, prompt: str, *, resume: str | None = None, timeout: float = 240) -> list[dict]:
-        """One `codex exec --json` session (or a resumed one); returns its events."""
+    def run(self, prompt: str, *, resume: str | None = None, model: str | None = None,
+            timeout: float = 240) -> list[dict]:
+        """One `codex exec --json` session (or a resumed one), on the configured model or ``model``; returns its
+        events."""
         # Hooks in `codex exec` run only when trusted: here, for this invocation, with the documented flag.
         flags = ["--json", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox",
-                 "--skip-git-repo-check"]
+                 "--skip-git-repo-check", *(["--model", model] if model else [])]
         args = [self.binary, "exec", *flags, *(["resume", resume] if resume else []), prompt]
         done = subprocess.run(args, cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)

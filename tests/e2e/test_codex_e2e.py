@@ -12,7 +12,7 @@ from goal_convergence.models import Goal
 from goal_convergence.storage.store import Store
 from tests.e2e.codex_harness import GOAL_PROMPT, Codex, MakerScript, OracleScript, codex_bin, maker_turn, thread_id
 from tests.e2e.harness import two_bug_project
-from tests.fakeopenai import FakeOpenAI, run, say, texts
+from tests.fakeopenai import FakeOpenAI, patch, run, say, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -189,3 +189,29 @@ def test_codex_exec_resume_carries_the_goal_on_in_the_same_session(codex, projec
     # the resumed session's rollout is the same file: what the first session spent is not charged again
     billed = sum(u["input_tokens"] + u["output_tokens"] for u in codex.openai.billed)
     assert done.spent.maker_tokens == billed
+
+
+def test_a_maker_that_patches_its_goal_file_with_apply_patch_is_denied(codex, project, gc_home):
+    """gpt-5.5 gets Codex's apply_patch tool; a patch that names the goal file is denied before it applies,
+    and a patch of the project's own code goes through."""
+    def plan(body: dict):
+        goal = the_goal()
+        goal_file = gc_home / "goals" / f"{goal.goal_id}.json"
+        forged = (f"*** Begin Patch\n*** Update File: {goal_file}\n@@\n-  \"state\": \"active\",\n"
+                  f"+  \"state\": \"converged\",\n*** End Patch\n")
+        fixed = ("*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+                 "@@\n def mul(a, b):\n-    return a + b\n+    return a * b\n*** End Patch\n")
+        steps = [patch(forged), patch(fixed), say("Fixed both bugs.")]
+        turn, step = maker_turn(body)
+        return steps[step] if turn == 0 and step < len(steps) else say("Done.")
+
+    maker, oracle = scripted(codex, plan)
+    codex.run(GOAL_PROMPT, model="gpt-5.5")
+    goal = the_goal()
+    assert (goal.state, goal.stop_reason) == ("converged", "converged")
+    assert [it.decision.action for it in goal.history] == ["converge"]
+    outputs = [t for body in maker.requests for t in texts(body, "tool")]
+    goal_file = gc_home / "goals" / f"{goal.goal_id}.json"
+    assert any("goal-convergence refused this call" in t and f"writes `{goal_file}`" in t for t in outputs), outputs
+    assert "return a * b" in (project / "calc.py").read_text()
+    assert goal.spent.maker_dollars > 0  # gpt-5.5 has a price
