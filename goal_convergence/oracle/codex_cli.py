@@ -58,7 +58,7 @@ class CodexCliOracle:
                              "or try again later")
         result = codex_exec.parse(done.stdout)
         counts = rollout.usage_counts(result.usage())
-        spent = Cost(dollars=pricing.counts_cost(self.price, counts), tokens=sum(counts))
+        spent = Cost(dollars=pricing.counts_cost(pricing.applies(self.price, counts), counts), tokens=sum(counts))
         if done.exit.code != 0 or result.error or not result.completed:
             detail = result.error or cut((done.stderr or done.stdout).strip(), 500) or "no output"
             raise JudgeError(f"codex exec exited {done.exit.code} without a verdict: {cut(detail, 500)}; "

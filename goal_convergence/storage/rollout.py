@@ -79,7 +79,7 @@ def read(path: str | Path, offsets: Mapping[str, int], *, since: datetime | None
         reading.tokens += sum(counts)
         reading.model = model or reading.model
         try:
-            reading.dollars += cost.counts_cost(cost.price_for(model or "unknown"), counts)
+            reading.dollars += cost.counts_cost(cost.applies(cost.price_for(model or "unknown"), counts), counts)
         except PriceUnknown:
             unpriced[model or "unknown"] = unpriced.get(model or "unknown", 0) + sum(counts)
     if unpriced:

@@ -96,3 +96,8 @@ def test_codex_exec_json_gives_the_thread_the_last_message_and_the_turns_usage()
     assert rollout.usage_counts(result.usage()) == (60, 0, 0, 40, 5)
     failed = codex_exec.parse('{"type":"turn.failed","error":{"message":"stream disconnected"}}')
     assert (failed.error, failed.completed) == ("stream disconnected", False)
+
+
+def test_a_response_past_the_long_context_threshold_is_priced_at_the_long_context_price(path):
+    path.write_text("\n".join([context("gpt-5.5"), usage(300_000, 1000), usage(1000, 1000)]) + "\n")
+    assert rollout.read(path, {}).dollars == pytest.approx((300_000 * 10 + 1000 * 45 + 1000 * 5 + 1000 * 30) / MTOK)
