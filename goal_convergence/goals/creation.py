@@ -53,6 +53,7 @@ def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: Or
         oracle=oracle,
         maker=MakerConfig(model=spec.maker_model, attempts=spec.attempts),
         session_id=spec.session_id,
+        agent=spec.agent,  # type: ignore[arg-type]
         project_root=str(root),
         source=spec.source,  # type: ignore[arg-type]
         stuck_after=spec.stuck_after,

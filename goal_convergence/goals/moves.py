@@ -52,8 +52,9 @@ def check_settings(store: Store, goal_id: str, given: dict, via: str) -> None:
 
 
 def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_budget: dict | None = None,
-           now: datetime | None = None, via: str = "goal resume") -> Goal:
-    """Carry on with a goal: re-open a paused or escalated one, and bind it to ``session_id``.
+           now: datetime | None = None, via: str = "goal resume", agent: str = "claude-code") -> Goal:
+    """Carry on with a goal: re-open a paused or escalated one, and bind it to ``session_id``,
+    a session of ``agent``.
 
     An active goal is simply re-bound (that is how a goal moves to a new session). An escalated goal
     whose budget is still spent needs a raised budget first, or it would stop again at once. Its
@@ -82,6 +83,8 @@ def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_b
             goal.active_since = None
         budget.accrue(goal, now)
         goal.session_id = session_id or goal.session_id
+        if session_id:
+            goal.agent = agent  # type: ignore[assignment]
         goal.active_since = now_iso(now) if session_id else None
         return goal
 

@@ -16,7 +16,8 @@ from ..errors import InvalidInput, PriceUnknown, problems
 from ..models import Budget, ConditionEvidence, HeartbeatMark, OracleConfig, StoppingCondition, target
 from ..oracle import judged_by_maker_model, judges_with_model
 from ..rules import budget
-from ..rules.defaults import DEFAULT_ORACLE_MODEL, OTHER_ORACLE_MODELS
+from ..rules.defaults import (DEFAULT_CODEX_ORACLE_MODEL, DEFAULT_ORACLE_MODEL, OTHER_CODEX_ORACLE_MODELS,
+                              OTHER_ORACLE_MODELS)
 from ..storage import cost
 
 CONDITION_FLAGS = ("--test CMD, --lint CMD, --build CMD, --coverage PCT [--coverage-cmd CMD], --metric CMD --target "
@@ -49,6 +50,7 @@ class GoalSpec:
     expect: str | None = None
     maker_model: str | None = None
     session_id: str | None = None
+    agent: str = "claude-code"  # the agent of that session (Goal.agent)
     protect: list[str] = field(default_factory=list)
     tests_may_change: bool = False  # the objective is to change tests: the integrity guard reports, not enforces
     stuck_after: int = 3
@@ -76,7 +78,9 @@ class GoalSpec:
 
 def check_models_differ(oracle: OracleConfig, maker_model: str | None) -> None:
     if judged_by_maker_model(oracle, maker_model):
-        others = [m for m in (DEFAULT_ORACLE_MODEL, *OTHER_ORACLE_MODELS) if not judged_by_maker_model(
+        known = (DEFAULT_CODEX_ORACLE_MODEL, *OTHER_CODEX_ORACLE_MODELS) if oracle.provider == "codex-cli" else (
+            DEFAULT_ORACLE_MODEL, *OTHER_ORACLE_MODELS)
+        others = [m for m in known if not judged_by_maker_model(
             oracle.model_copy(update={"model": m}), maker_model)]
         raise InvalidInput(
             f"the oracle model ({oracle.model}) is the maker's model ({maker_model}); an independent judge must be "
@@ -88,6 +92,8 @@ def oracle_config(provider: str, model: str, command: str | None, expect: str | 
                   maker_model: str | None) -> OracleConfig:
     """The judge a user asked for, refused when it could not judge this goal: a command oracle with no
     program, the maker's own model, or a model whose money could not be counted."""
+    if provider == "codex-cli" and model == DEFAULT_ORACLE_MODEL:  # a Claude model: Codex runs OpenAI's
+        model = DEFAULT_CODEX_ORACLE_MODEL
     with user_input():
         oracle = OracleConfig(provider=provider, model=model, command=command, expect=expect)  # type: ignore[arg-type]
     if expect is not None:

@@ -1,4 +1,4 @@
-"""Makers for headless runs: `claude -p` (resumed session by session) or any shell command.
+"""Makers for headless runs: `claude -p` or `codex exec` (resumed session by session), or any shell command.
 
 In Claude Code the session itself is the maker and none of this runs; the Stop hook meters it.
 """
@@ -13,12 +13,15 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from ..errors import MakerError
+from ..errors import MakerError, PriceUnknown
 from ..models import Cost, Goal
+from ..models import codex_exec
 from ..models.print_result import PrintResult
 from ..report import render
 from ..rules import budget, plan
-from ..system import insiders, printmode, process
+from ..storage import cost as pricing
+from ..storage import rollout
+from ..system import codexmode, insiders, printmode, process
 from .engine import MakerReport
 
 SUMMARY_CHARS = 4000
@@ -128,3 +131,68 @@ class ClaudeMaker:
             failed=result.is_error or done.code != 0,
             session_id=result.session_id,
         )
+
+
+@dataclass
+class CodexMaker:
+    """Codex CLI headless: `codex exec --json` with the objective, then `codex exec resume` of the same session
+    with each hint, in its workspace-write sandbox. Its spend is read from the session's rollout file from
+    where the last read stopped (storage/rollout.py), so a resumed session is charged once."""
+
+    model: str | None = None
+    name: str = "codex"
+
+    def command(self, goal: Goal, hint: str) -> list[str]:
+        binary = codexmode.binary()
+        if not binary:
+            raise MakerError("the codex maker needs Codex CLI: install it (npm install -g @openai/codex) or set "
+                             "CODEX_BIN, or use --maker-cmd CMD")
+        session = goal.maker.session_id
+        prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
+        model = self.model or goal.maker.model
+        _priced(goal, model or codexmode.configured_model())
+        args = [binary, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
+                *(["--model", model] if model else [])]
+        return [*args, "resume", session, prompt] if session else [*args, prompt]
+
+    def work(self, goal: Goal, hint: str, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
+        out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
+        done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
+                           env={**os.environ, **maker_env(goal)}, cancel=cancel)
+        result = codex_exec.parse(bytes(out.head).decode("utf-8", "replace"))
+        reading = rollout.Reading()
+        path = codexmode.rollout_path(result.thread_id or "")
+        if path is not None:
+            reading = rollout.read(path, goal.transcript_offsets, model=self.model or goal.maker.model)
+        elif result.tokens:  # no rollout to read (an ephemeral session): the turns' own usage, unpriced
+            reading.tokens = result.tokens
+        failed = done.cancelled or done.timed_out or done.code != 0 or not result.completed
+        summary = result.message or ""
+        if failed:
+            why = "was stopped" if done.cancelled else "ran out of time" if done.timed_out else f"exited {done.code}"
+            tail = result.error or (err.last_text() if err.total else "").strip()[-500:]
+            summary = f"[codex exec {why}{': ' + tail if tail else ''}]\n{summary}"
+        return MakerReport(summary=summary[-SUMMARY_CHARS:], cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
+                           model=reading.model, transcript_offsets=reading.offsets, failed=failed,
+                           session_id=result.thread_id or goal.maker.session_id)
+
+
+def _priced(goal: Goal, model: str | None) -> None:
+    """Refuse to run a model whose dollars cannot be counted unless a token budget bounds the goal: an unpriced
+    turn is charged in tokens only, and a dollar budget alone would never stop the loop."""
+    if model is None or goal.budget.max_tokens is not None:
+        return
+    try:
+        pricing.price_for(model)
+    except PriceUnknown:
+        raise MakerError(f"no price for the Codex model {model!r}, so the maker's dollars cannot be counted; give "
+                         f"the goal a token budget (--max-tokens N) or add the price to "
+                         f"{pricing.user_prices_path()}") from None
+
+
+def choose(maker: str | None, maker_cmd: str | None, model: str | None) -> Maker:
+    """The maker `goal run` was asked for: a command, Codex CLI, or Claude Code (the default)."""
+    if maker_cmd:
+        return CommandMaker(maker_cmd)
+    return CodexMaker(model) if maker == "codex" else ClaudeMaker(model)

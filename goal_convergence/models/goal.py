@@ -16,7 +16,7 @@ from .verdict import Decision, Verdict
 MAX_ATTEMPTS = 8
 GoalState = Literal["active", "paused", "converged", "escalated", "failed"]
 Source = Literal["user", "heartbeat", "triage"]
-OracleProvider = Literal["auto", "anthropic", "claude-cli", "command", "conditions"]
+OracleProvider = Literal["auto", "anthropic", "claude-cli", "codex-cli", "command", "conditions"]
 
 
 class StoppingCondition(Model):
@@ -282,6 +282,10 @@ class Goal(Model):
     stop_reason: StopReason | None = None
     spent: Spent = Field(default_factory=Spent)
     session_id: str | None = None
+    agent: Literal["claude-code", "codex", "gemini-cli"] = Field(
+        default="claude-code", exclude_if=lambda v: v == "claude-code",
+        description="The agent whose session holds the goal, set when a session binds it: a goal made in one "
+                    "agent can be resumed in another on the same project.")
     project_root: str = Field(min_length=1)
     source: Source = "user"
     heartbeat: HeartbeatMark | None = None

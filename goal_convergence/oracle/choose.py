@@ -9,9 +9,10 @@ from typing import Protocol
 
 from ..errors import OracleUnavailable
 from ..models import ConditionEvidence, Goal, OracleConfig
-from ..system import printmode
+from ..system import codexmode, printmode
 from .api import AnthropicOracle
 from .claude_cli import ClaudeCliOracle
+from .codex_cli import CodexCliOracle
 from .command import CommandOracle
 from .conditions_only import ConditionsOracle
 from .input import OracleInput
@@ -60,6 +61,12 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
         if not claude:
             raise OracleUnavailable(f"the claude-cli oracle needs Claude Code on PATH (or CLAUDE_BIN): {SET_UP}")
         return ClaudeCliOracle(config.model, root, claude)
+    if provider == "codex-cli":
+        codex = codexmode.binary()
+        if not codex:
+            raise OracleUnavailable("the codex-cli oracle needs Codex CLI on PATH (or CODEX_BIN): install it with "
+                                    "`npm install -g @openai/codex` and log in (`codex login`)")
+        return CodexCliOracle(config.model, root, codex)
     if provider == "command":
         if not config.command:
             raise OracleUnavailable("the command oracle needs a program: pass --oracle-cmd CMD")

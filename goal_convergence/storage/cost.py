@@ -18,9 +18,9 @@ from typing import Any
 from ..errors import InvalidInput, PriceUnknown
 from ..system.index import home
 
-# What may follow a known id: a release date ("-20251001", Vertex's "@20251001") and a context
-# variant ("[1m]"). Anything else is another model, which must not borrow a price by accident.
-_SUFFIX = re.compile(r"(?:[-@]\d{8})?(?:\[[0-9a-z]+\])?")
+# What may follow a known id: a release date ("-20251001", Vertex's "@20251001", OpenAI's "-2025-08-07") and a
+# context variant ("[1m]"). Anything else is another model, which must not borrow a price by accident.
+_SUFFIX = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})?(?:\[[0-9a-z]+\])?")
 _DEFAULTS = Path(__file__).with_name("prices.json")  # not importlib.resources: it costs hooks 9 ms
 _FIELDS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 

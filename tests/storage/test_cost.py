@@ -25,13 +25,18 @@ MTOK = 1_000_000
     ("claude-opus-4-1@20250805", 15, 75, 1.50),
     ("claude-fable-5-1", 10, 50, 0.25),
     ("claude-fable-5", 10, 50, 1),
+    ("gpt-5.5", 5, 30, 0.50),
+    ("gpt-5.1-codex", 1.25, 10, 0.125),
+    ("gpt-5.1-codex-mini", 0.25, 2, 0.025),
+    ("gpt-5-2025-08-07", 1.25, 10, 0.125),
 ])
 def test_price_for_matches_the_longest_known_prefix(model, inp, out, read):
     price = cost.price_for(model)
     assert (price.input, price.output, price.cache_read) == (inp, out, read)
 
 
-@pytest.mark.parametrize("model", ["gpt-5", "claude-opus-4-9", "claude-sonnet-5-5x", "claude-haiku", ""])
+@pytest.mark.parametrize("model", ["gpt-5.1-codex-turbo", "gpt-6", "claude-opus-4-9", "claude-sonnet-5-5x",
+                                   "claude-haiku", ""])
 def test_unknown_model_is_an_error_that_says_how_to_add_it(model):
     with pytest.raises(PriceUnknown) as exc:
         cost.price_for(model)

@@ -77,12 +77,18 @@ def _tool_call_since(transcript: Path, offset: int) -> bool:
     except OSError:
         return True  # cannot tell: count the turn, as before control turns were told apart
     for line in lines:
-        if b'"tool_use"' not in line:
+        if b'"tool_use"' not in line and b'"function_call"' not in line:
             continue
         try:
             entry = json.loads(line)
         except ValueError:
             continue
+        if not isinstance(entry, dict):
+            continue
+        payload = entry.get("payload")  # a Codex rollout's line: a response item that calls a tool
+        if entry.get("type") == "response_item" and isinstance(payload, dict) and \
+                payload.get("type") == "function_call":
+            return True
         content = (entry.get("message") or {}).get("content") if entry.get("type") == "assistant" else None
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
             return True

@@ -57,16 +57,19 @@ class _Call:
     store: Store
     session_id: str | None
     cwd: Path
+    agent: str = "claude-code"
     sub: str = ""
     args: list[str] = field(default_factory=list)
 
 
-def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None, store: Store | None = None) -> Reply:
-    """Run the plugin command ``name`` (goal, triage, heartbeat) with its raw argument text."""
+def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None, store: Store | None = None,
+                agent: str = "claude-code") -> Reply:
+    """Run the plugin command ``name`` (goal, triage, heartbeat) with its raw argument text; a goal it starts or
+    resumes is bound to ``session_id``, a session of ``agent``."""
     folder = Path(cwd) if cwd else Path.cwd()
     try:
         if name == "goal":
-            return _goal_command(raw, _Call(store or Store(), session_id, folder))
+            return _goal_command(raw, _Call(store or Store(), session_id, folder, agent))
         if name in ("triage", "heartbeat"):
             return _pass_through(name, _words(raw) or (["list"] if name == "triage" else []), folder)
         raise InvalidInput(f"goal-convergence has no command {name!r}; see {COMMAND} help")
@@ -101,7 +104,7 @@ def _new(text: str, call: _Call) -> Reply:
     flags = _words(text[cut.start():]) if cut else []
     params = _parse(NEW, [*flags, "--", objective])
     del params["objective"]
-    params.update(session_id=call.session_id, project=params.get("project") or str(call.cwd))
+    params.update(session_id=call.session_id, agent=call.agent, project=params.get("project") or str(call.cwd))
     goal = creation.new_goal(call.store, spec_from(objective, params))
     return Reply(f"goal-convergence started goal {goal.goal_id}, bound to this session.\n\n{_brief(goal)}\n\n{WORK_ON_IT}",
                  f"goal-convergence: started {goal.goal_id} ({render.budget_line(goal)})")
@@ -180,7 +183,7 @@ def _resume(call: _Call) -> Reply:
         raise InvalidInput("`resume` binds the goal to this session; leave out --session")
     call.args = [params["goal_id"]] if params.get("goal_id") else []
     limits = {k: params[k] for k in ("max_iterations", "max_duration", "max_dollars", "max_tokens")}
-    goal = resume.resume(call.store, _goal_id(call), **_where(call), limits=limits)
+    goal = resume.resume(call.store, _goal_id(call), **_where(call), limits=limits, agent=call.agent)
     done = f"{plural(goal.spent.iterations, 'iteration')} so far"
     hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
     return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"

@@ -16,14 +16,14 @@ if TYPE_CHECKING:
 
 
 def resume(store: Store, goal_id: str | None, *, session_id: str | None = None, project: Path | None = None,
-           limits: dict | None = None) -> Goal:
-    """Resume the goal named, else this session's, else the project's, bound to ``session_id`` when given;
-    the budget limits given (None: unchanged) are raised first."""
+           limits: dict | None = None, agent: str = "claude-code") -> Goal:
+    """Resume the goal named, else this session's, else the project's, bound to ``session_id`` (a session of
+    ``agent``) when given; the budget limits given (None: unchanged) are raised first."""
     from ...goals import lookup, moves
 
     target = lookup.resolve(store, goal_id, project, ("paused", "active", "escalated"), session_id=session_id)
     raised = {k: v for k, v in (limits or {}).items() if v is not None}
-    return moves.resume(store, target.goal_id, session_id=session_id, raise_budget=raised)
+    return moves.resume(store, target.goal_id, session_id=session_id, raise_budget=raised, agent=agent)
 
 
 @click.command("resume")

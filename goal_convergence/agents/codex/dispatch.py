@@ -1,0 +1,54 @@
+"""`goal hook codex session-start|user-prompt-submit|pre-tool-use|stop`: Codex's hook JSON on stdin.
+
+As for Claude Code (agents/claude_code/dispatch.py): the fast path answers first, the slow path
+(hooks.py) is imported only when it finds work, and a hook never breaks the session: any failure is
+logged and reported in one line (``systemMessage``), and the exit code is always 0. Codex has no
+SessionEnd hook: a session's spend is charged at each Stop, which reads the rollout to its end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..claude_code import fast as claude_fast
+from . import fast
+
+
+def main(argv: list[str]) -> int:
+    event = argv[0] if len(argv) == 1 else None
+    if event not in fast.EVENTS:
+        _emit({"systemMessage": f"goal-convergence: unknown Codex hook {' '.join(argv)!r}; expected one of "
+                                f"{', '.join(fast.EVENTS)}"})
+        return 0
+    try:
+        data = sys.stdin.buffer.read()
+        answer = fast.answer(event, data)
+        if answer is None:
+            answer = _slow(event, data)
+    except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
+        answer = {"systemMessage": fast.in_codex(claude_fast.failure_line(event, exc))}
+    _emit(answer)
+    return 0
+
+
+def _slow(event: str, data: bytes) -> dict[str, object]:
+    """The slow path with stdout pointed at stderr: Codex reads the hook's stdout as its answer."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        from . import hooks  # pydantic and the loop: only when there is work
+
+        return hooks.run(event, data)
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _emit(answer: dict[str, object]) -> None:
+    if answer:
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
