@@ -65,8 +65,8 @@ class Store:
         return self._dir(folder) / f"{item_id}.json"
 
     @contextmanager
-    def lock(self, path: Path) -> Iterator[None]:
-        with files.lock(self.root, path):
+    def lock(self, path: Path, write: bool = True) -> Iterator[None]:
+        with files.lock(self.root, path, write):
             yield
 
     def _write(self, path: Path, doc: dict) -> None:
@@ -160,7 +160,7 @@ class Store:
 
     def load(self, kind: type[M], item_id: str) -> M:
         path = self.path_for(kind, item_id)
-        with self.lock(path):
+        with self.lock(path, write=False):
             return self._read_kept(kind, path)[0]
 
     def create(self, item: M) -> M:
@@ -218,10 +218,10 @@ class Store:
             if not pattern.fullmatch(path.stem):
                 continue
             try:
-                with self.lock(path):
+                with self.lock(path, write=False):
                     found.append((self._read(kind, path), index.file_stamp(path)))
             except CorruptFile as exc:
-                self.quarantined.append((exc.moved_to, exc.reason))
+                self.quarantined.append((exc.moved_to or path, exc.reason))
             except (GoalNotFound, FileNotFoundError):
                 continue  # removed since the folder was listed
         return found

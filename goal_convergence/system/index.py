@@ -66,7 +66,7 @@ def scan(root: Path) -> tuple[dict[str, list[int]], list[tuple[str, int]]]:
         for entry in it:
             name = entry.name
             if name.endswith(".json") and GOAL_ID_RE.fullmatch(name[:-5]):
-                on_disk[name[:-5]] = _stamp(entry.stat())
+                on_disk[name[:-5]] = _stamp(entry.stat(follow_symlinks=False))  # a planted link is read (refused) as itself
             elif name.startswith(".") and name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
                 temps.append((name, entry.stat().st_mtime_ns))
     return on_disk, temps

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptFile, GoalNotFound
+from ..errors import FILESYSTEM_ERRNOS, CorruptFile, GoalNotFound
 from . import files, index, seal
 
 # A write's temp file lives for milliseconds; one this old was left by a killed writer.
@@ -38,7 +38,11 @@ def summaries(root: Path, quarantined: Moved) -> list[dict[str, Any]]:
         found = _summarise(root, gid, quarantined)
         if found is not None:
             entries[gid] = found
-    write(root, entries)
+    try:
+        write(root, entries)
+    except OSError as exc:  # a home we may not write is still one we can read: the index is kept next time
+        if exc.errno not in FILESYSTEM_ERRNOS:
+            raise
     return list(entries.values())
 
 
@@ -63,10 +67,10 @@ def _summarise(root: Path, goal_id: str, quarantined: Moved) -> dict[str, Any] |
         return index.summary(doc, index.file_stamp(path), tampered)
 
     try:
-        with files.lock(root, path):
+        with files.lock(root, path, write=False):
             return files.read_as(root, path, parse, "goal")
     except CorruptFile as exc:
-        quarantined.append((exc.moved_to, exc.reason))  # type: ignore[arg-type]
+        quarantined.append((exc.moved_to or path, exc.reason))
     except (GoalNotFound, FileNotFoundError):
         pass  # removed since the folder was listed
     return None

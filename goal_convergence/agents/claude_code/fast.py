@@ -87,14 +87,16 @@ def _working(event: str, payload: dict[str, Any], session_id: str) -> dict[str, 
 def failure_line(event: str, exc: BaseException) -> str:
     import traceback  # only failures pay for these imports
 
-    from ...errors import GoalConvergenceError
+    from ...errors import GoalConvergenceError, disk_error
     from ...system.log import log_error
 
     path = log_error(f"hook {event}", "".join(traceback.format_exception(exc)))
+    if isinstance(exc, OSError):
+        exc = disk_error(exc)  # a full or read-only disk: say which file and what to do, not a traceback's last line
     if isinstance(exc, GoalConvergenceError):
         return f"goal-convergence: {exc}"
     what = f"{type(exc).__name__}: {exc}".strip().rstrip(":").splitlines()[0][:300]
-    return f"goal-convergence: the {event} hook failed ({what}); details in {path}"
+    return f"goal-convergence: the {event} hook failed ({what}); details in {path or 'no log (it could not be written)'}"
 
 
 def session_start_answer(summaries: list[dict[str, object]], session_id: str, cwd: str | None) -> dict[str, object]:
