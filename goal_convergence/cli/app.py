@@ -29,7 +29,7 @@ import click
 
 from ..errors import (EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, FILESYSTEM_ERRNOS,
                       GoalConvergenceError, disk_error)
-from . import person
+from . import output, person
 from .commands import (abandon, blocked, check, demo, diff, heartbeat, list_goals, new, pause, report, resume, rewind,
                        run, status, triage, wave)
 
@@ -58,6 +58,11 @@ for _command in (new.new_cmd, demo.demo_cmd, list_goals.list_cmd, status.status_
 def main(argv: list[str] | None = None, group: click.Group = cli) -> int:
     """Run the CLI (or ``group``, the CLI with other front ends' commands) and map every outcome to an exit
     code, in one place."""
+    with output.safe_streams():  # every word printed, errors too, is neutralised for the terminal
+        return _main(argv, group)
+
+
+def _main(argv: list[str] | None, group: click.Group) -> int:
     try:
         result = group.main(args=argv, prog_name="goal", standalone_mode=False)
         return result if isinstance(result, int) else 0
