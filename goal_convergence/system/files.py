@@ -168,6 +168,10 @@ def _lock_fd(root: Path, path: Path, write: bool) -> int | None:
     try:
         return os.open(folder(root, "locks") / f"{path.name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            where = root / "locks" / f"{path.name}.lock"
+            raise UntrustedPath(f"{where} is a symbolic link, not a lock file of ours; nothing is written through "
+                                f"it. Remove it (`rm {where}`) and run the command again") from None
         if write or exc.errno not in FILESYSTEM_ERRNOS:
             raise disk_error(exc, root / "locks" / f"{path.name}.lock") from None
     try:

@@ -40,8 +40,9 @@ def index_path(root: Path) -> Path:
 
 def _stamp(st: os.stat_result) -> list[int]:
     # Every write renames a new file into place, so the inode changes even when two writes land in
-    # the same mtime tick with the same size.
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    # the same mtime tick with the same size. The mode and owner are in it too: a goal file made
+    # writable by others, or given to another user, is read again (and refused: files.untrusted).
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, st.st_uid]
 
 
 def file_stamp(path: Path) -> list[int]:
