@@ -38,15 +38,30 @@ def echo_json(data: object) -> None:
     click.echo(json_escaped(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
+# On a terminal, a line longer than this is cut: one 3 MB hint would otherwise scroll a person's screen
+# away. Pipes and files (scripts, hooks, --json read by a program) get every character.
+TERMINAL_LINE = 10_000
+
+
 class SafeStream:
-    """A text stream that writes what it is given through ``terminal_safe``; the rest is the stream's own. It
-    has no ``buffer``, so that nothing (click looks for one) writes around it."""
+    """A text stream that writes what it is given through ``terminal_safe`` (on a terminal, its lines cut at
+    TERMINAL_LINE); the rest is the stream's own. It has no ``buffer``, so that nothing (click looks for
+    one) writes around it."""
 
     def __init__(self, stream: object) -> None:
         self.raw = stream
+        try:
+            self._person = bool(stream.isatty())  # type: ignore[attr-defined]
+        except (AttributeError, ValueError):
+            self._person = False
 
     def write(self, text: str) -> int:
-        self.raw.write(terminal_safe(text))  # type: ignore[attr-defined]
+        safe = terminal_safe(text)
+        if self._person and len(safe) > TERMINAL_LINE:
+            safe = "\n".join(line if len(line) <= TERMINAL_LINE else
+                             f"{line[:TERMINAL_LINE]}… ({len(line) - TERMINAL_LINE} more characters; --json prints all)"
+                             for line in safe.split("\n"))
+        self.raw.write(safe)  # type: ignore[attr-defined]
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
