@@ -111,7 +111,7 @@ def _write(path: Path, text: str, private: bool) -> Path:
     goal files it shows, elsewhere as the user's umask has it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666), "w",
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600 if private else 0o666), "w",
                   encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)

@@ -290,6 +290,8 @@ class Store:
         lock; broken ones are quarantined and listed in ``quarantined``."""
         folder, pattern = _KINDS[kind]
         found = []
+        if not (self.root / folder).exists():
+            return found  # none yet: nothing to make, in a home that may be read-only
         for path in sorted(self._dir(folder).glob("*.json")):
             if not pattern.fullmatch(path.stem):
                 continue

@@ -9,6 +9,7 @@ hooks (dispatch.py, when the fast path found the index stale) and the store all 
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,22 @@ Moved = list[tuple[Path, str]]  # quarantined files: where each is now, and why
 def summaries(root: Path, quarantined: Moved) -> list[dict[str, Any]]:
     """Every goal's summary from an index brought up to date; the files quarantined on the way are
     added to ``quarantined``."""
-    files.folder(root, "goals")
+    try:
+        files.folder(root, "goals")
+    except OSError as exc:  # a home we may not write, without a goals folder yet: it holds no goal
+        if exc.errno not in FILESYSTEM_ERRNOS:
+            raise
+        return []
     on_disk, temps = index.scan(root)
     entries = index.cached(root)
     stale = index.changed(entries, on_disk)
     if not stale and entries.keys() == on_disk.keys():
         if not index.sessions_dir(root).is_dir():
-            index.sync_bindings(root, entries)
+            try:
+                index.sync_bindings(root, entries)
+            except OSError as exc:  # kept by the next command that can write
+                if exc.errno not in FILESYSTEM_ERRNOS:
+                    raise
         return list(entries.values())
     _remove_temps(root, temps)
     entries = {gid: e for gid, e in entries.items() if gid in on_disk}
@@ -81,4 +91,5 @@ def _remove_temps(root: Path, temps: list[tuple[str, int]]) -> None:
     cutoff = time.time_ns() - STALE_TEMP_SECONDS * 10**9
     for name, mtime in temps:
         if mtime < cutoff:
-            (root / "goals" / name).unlink(missing_ok=True)
+            with suppress(OSError):  # a read-only home keeps them until a command can write
+                (root / "goals" / name).unlink(missing_ok=True)

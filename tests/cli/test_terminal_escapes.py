@@ -68,3 +68,30 @@ def test_an_error_quoting_outside_text_is_neutralised(git_repo):
     done = run_goal(git_repo, "status", f"goal-{EVIL}")
     assert done.returncode != 0
     _clean(done.stdout + done.stderr, "an error")
+
+
+def test_a_hooks_system_message_is_neutralised_and_its_json_exact():
+    """Claude Code shows a hook's systemMessage on the user's terminal as it is: it is neutralised before it is sent."""
+    from goal_convergence.agents.claude_code import fast
+
+    line = fast.answer_text({"systemMessage": EVIL, "decision": "block", "reason": EVIL})
+    _clean(line, "the hook's answer")
+    sent = json.loads(line)
+    _clean(sent["systemMessage"], "the systemMessage Claude Code shows")
+    assert sent["reason"] == EVIL  # what the model reads is data, kept whole
+
+
+def test_a_long_line_is_cut_on_a_terminal_only(tmp_path):
+    import io
+
+    from goal_convergence.cli.output import TERMINAL_LINE, SafeStream
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown, piped = Terminal(), io.StringIO()
+    for stream in (shown, piped):
+        SafeStream(stream).write("x" * 3_000_000 + "\nend\n")
+    assert len(shown.getvalue()) < TERMINAL_LINE + 100 and shown.getvalue().endswith("\nend\n")
+    assert len(piped.getvalue()) == 3_000_005

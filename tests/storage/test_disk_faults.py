@@ -65,3 +65,15 @@ def test_reads_work_in_a_read_only_home(escalated, disk, git_repo, command):
     done = run_goal(git_repo, *[a.format(goal=escalated.goal_id, item=item) for a in command])
     assert done.returncode == 0, done.stderr
     assert escalated.goal_id in done.stdout or item in done.stdout or "report" in done.stdout, done.stdout
+
+
+def test_reads_work_in_a_read_only_home_whose_index_is_stale(escalated, disk, git_repo, gc_home):
+    """The index and the session bindings are kept by the commands that can write; the others read around them."""
+    import shutil
+
+    (gc_home / "goals" / "index.json").unlink()
+    shutil.rmtree(gc_home / "goals" / "sessions", ignore_errors=True)
+    disk.readonly()
+    for command in (["list"], ["status", escalated.goal_id], ["triage", "list"]):
+        done = run_goal(git_repo, *command)
+        assert done.returncode == 0 and escalated.goal_id in done.stdout, (command, done.stderr)

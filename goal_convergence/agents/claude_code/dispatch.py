@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 from ...system import index
-from ...system.text import json_escaped, terminal_safe
 from . import fast
 
 # Set on the child that does SessionEnd's work, so that it does the work instead of starting another.
@@ -130,7 +129,5 @@ def _after_session_end(data: bytes) -> None:
 
 def _emit(answer: dict[str, object]) -> None:
     if answer:
-        if isinstance(answer.get("systemMessage"), str):  # Claude Code shows it on the user's terminal as it is
-            answer = {**answer, "systemMessage": terminal_safe(answer["systemMessage"])}  # type: ignore[arg-type]
-        sys.stdout.write(json_escaped(json.dumps(answer, ensure_ascii=False)) + "\n")
+        sys.stdout.write(fast.answer_text(answer))
         sys.stdout.flush()

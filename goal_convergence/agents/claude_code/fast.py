@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...system import index
+from ...system.text import json_escaped, terminal_safe
 
 EVENTS = ("session-start", "stop", "session-end", "prompt-expansion", "pre-tool-use")
 RESUMING = ("resume", "compact")  # SessionStart sources that continue this session's goal
@@ -82,6 +83,14 @@ def _working(event: str, payload: dict[str, Any], session_id: str) -> dict[str, 
     from . import pretool
 
     return pretool.answer(payload, session_id, index.home())
+
+
+def answer_text(answer: dict[str, Any]) -> str:
+    """A hook's answer as the line Claude Code reads: its systemMessage, which Claude Code shows on the user's
+    terminal as it is, neutralised (text.terminal_safe), and the JSON escaping what JSON leaves raw."""
+    if isinstance(answer.get("systemMessage"), str):
+        answer = {**answer, "systemMessage": terminal_safe(answer["systemMessage"])}
+    return json_escaped(json.dumps(answer, ensure_ascii=False)) + "\n"
 
 
 def failure_line(event: str, exc: BaseException) -> str:
