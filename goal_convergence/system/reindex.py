@@ -59,6 +59,7 @@ def summaries(root: Path, quarantined: Moved) -> list[dict[str, Any]]:
 def write(root: Path, entries: dict[str, dict[str, Any]]) -> None:
     """Write the whole index, then make the binding files say what it says."""
     path = index.index_path(root)
+    files.folder(root, "goals")
     with files.lock(root, path):
         files.write_json(path, {"goals": entries})
     index.sync_bindings(root, entries)
