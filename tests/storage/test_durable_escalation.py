@@ -115,3 +115,18 @@ def test_goal_run_on_a_full_triage_disk_escalates_both_or_neither(gc_home, git_r
         assert "unexpected" not in done.stderr, done.stderr
         disk.room()
         _whole(git_repo, goal_id)
+
+
+def test_a_read_only_home_at_an_escalation_leaves_neither_and_says_so(spent, gc_home, git_repo):
+    snapshot, goal_id = spent
+    with small_disk(gc_home) as disk:
+        shutil.copytree(snapshot, gc_home, dirs_exist_ok=True)
+        disk.readonly()
+        with pytest.raises(OSError) as raised:
+            engine.stop_if_exhausted(Store(gc_home), goal_id)
+        assert raised.value.errno == 30 and str(gc_home) in str(raised.value)  # EROFS, naming the file
+        assert _whole(git_repo, goal_id) == "active"  # read-only still: the reads work and show neither
+        disk.readonly(False)
+        assert _whole(git_repo, goal_id) == "active"
+        engine.stop_if_exhausted(Store(gc_home), goal_id)
+        assert _whole(git_repo, goal_id) == "escalated"
