@@ -6,7 +6,9 @@ stop reason uses (1-7); ``cli.main`` maps every outcome to a code in one place a
 as it was: 64 a usage error (the command line itself), 65 input that is refused (a bad value, a
 broken hard rule, a move the goal's state does not allow), 66 no such goal or item, 69 a tool or
 service that is not there (an oracle, Claude Code), 70 anything else that kept the command from
-running (a corrupt file, a bug), 77 a command only a person may run, run from inside a maker.
+running (a corrupt file, a bug), 73 a file of the home that may not be written (a read-only disk, no
+permission), 74 one that could not be written whole (the disk or the quota full), 77 a command only a
+person may run, run from inside a maker.
 A hook never breaks the session it runs in: its error becomes one line for the user (hooks.py).
 
 Nothing may fail halfway, after money was spent or a file was changed:
@@ -28,6 +30,8 @@ Nothing may fail halfway, after money was spent or a file was changed:
 
 from __future__ import annotations
 
+import errno
+import os
 import reprlib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +45,8 @@ EXIT_DATA = 65  # EX_DATAERR
 EXIT_NOT_FOUND = 66  # EX_NOINPUT
 EXIT_UNAVAILABLE = 69  # EX_UNAVAILABLE
 EXIT_SOFTWARE = 70  # EX_SOFTWARE
+EXIT_CANTCREAT = 73  # EX_CANTCREAT
+EXIT_IOERR = 74  # EX_IOERR
 EXIT_NOPERM = 77  # EX_NOPERM
 EXIT_INTERRUPTED = 130
 
@@ -114,6 +120,48 @@ class MakerError(GoalConvergenceError):
     """The maker could not run at all."""
 
     exit_code = EXIT_UNAVAILABLE
+
+
+# The file system's refusals a person can act on, and what to do about each.
+_NO_ROOM = {errno.ENOSPC: "free some space on that disk", errno.EDQUOT: "free some space or raise your disk quota",
+            errno.EFBIG: "raise the file size limit (`ulimit -f`)"}
+_NOT_WRITABLE = {errno.EROFS: "the disk is mounted read-only; remount it read-write or set GOAL_CONVERGENCE_HOME "
+                              "to a writable folder",
+                 errno.EACCES: "give your user write access to it (`ls -ld` it) or set GOAL_CONVERGENCE_HOME to a "
+                               "folder of your own",
+                 errno.EPERM: "give your user write access to it (`ls -ld` it) or set GOAL_CONVERGENCE_HOME to a "
+                              "folder of your own"}
+FILESYSTEM_ERRNOS = frozenset(_NO_ROOM) | frozenset(_NOT_WRITABLE)
+
+
+class DiskError(GoalConvergenceError, OSError):
+    """A file could not be written (or read) for a reason of the file system's: a full disk or quota, a
+    read-only disk, no permission. Still an OSError, so code that tolerates a failed write still does."""
+
+    def __init__(self, code: int, path: object, doing: str = "write") -> None:
+        super().__init__(code, os.strerror(code), os.fspath(path) if path is not None else None)
+        self.exit_code = EXIT_IOERR if code in _NO_ROOM else EXIT_CANTCREAT
+        self.doing = doing
+
+    def __str__(self) -> str:
+        what = f" {self.filename}" if self.filename else " a file under the goal-convergence home"
+        advice = _NO_ROOM.get(self.errno) or _NOT_WRITABLE.get(self.errno) or "check the disk and try again"
+        return (f"could not {self.doing}{what}: {self.strerror}; {advice}, then run the command again "
+                f"(nothing was left half-written)")
+
+
+class UntrustedPath(GoalConvergenceError):
+    """A folder of the home that we did not make (a symlink, another user's): nothing is written through it."""
+
+    exit_code = EXIT_CANTCREAT
+
+
+def disk_error(exc: OSError, path: object = None, doing: str = "write") -> OSError:
+    """``exc`` as a DiskError naming ``path`` (or the file it names) when the file system refused for a
+    reason a person can fix, else ``exc`` itself."""
+    if isinstance(exc, DiskError) or exc.errno not in FILESYSTEM_ERRNOS:
+        return exc
+    return DiskError(exc.errno, path if path is not None else exc.filename, doing)
 
 
 # What asking the oracle may raise that makes an iteration's judge error rather than an exception.

@@ -44,8 +44,8 @@ def main(argv: list[str]) -> int:
             answer = run_hook(goal, event, data, env) if goal else one_line(event, no_cli())
         if notice:
             answer["systemMessage"] = "\n".join(filter(None, [notice, answer.get("systemMessage")]))
-    if answer:
-        sys.stdout.write(json.dumps(answer) + "\n")
+    if answer:  # its systemMessage reaches the user's terminal: neutralised where the plugin's code can be loaded
+        sys.stdout.write(fast.answer_text(answer) if fast else json.dumps(answer) + "\n")
     return 0
 
 

@@ -23,6 +23,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import GoalConvergenceError
+from ..system import files
 from ..system.index import home
 
 ENV = "PYTHONPYCACHEPREFIX"
@@ -69,8 +71,8 @@ def prefix(project: Path, forget: Path | None = None) -> Iterator[Path]:
                 trusted = False
             if not trusted:  # written by someone else since our last run
                 shutil.rmtree(path)
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
+        files.private_folder(path)
+    except (OSError, GoalConvergenceError):
         with tempfile.TemporaryDirectory(prefix="goal-pycache-") as fresh:
             yield Path(fresh)
         return
@@ -82,7 +84,7 @@ def prefix(project: Path, forget: Path | None = None) -> Iterator[Path]:
         else:
             _drop_racy(path, Path(project))
         with contextlib.suppress(OSError):
-            _seen(path).write_text(state(path))
+            files.write_atomic(_seen(path), state(path).encode())
 
 
 def _drop_racy(path: Path, project: Path) -> None:

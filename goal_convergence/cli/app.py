@@ -14,6 +14,8 @@ uses a code a stop reason uses, so a script can tell "the goal stopped" from "th
   66  no such goal or triage item
   69  unavailable: no oracle can run here, the maker's tool is missing
   70  the command could not run (a corrupt file, an unexpected failure)
+  73  a file of the home may not be written: a read-only disk, no permission (the message names the path)
+  74  a file of the home could not be written whole: the disk or the quota is full (the message names the path)
   77  refused: a command that creates or changes a goal, run from inside a maker (person.py)
   75  `goal run`: someone paused the goal while it ran
   130 interrupted
@@ -25,8 +27,9 @@ import os
 
 import click
 
-from ..errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, GoalConvergenceError
-from . import person
+from ..errors import (EXIT_DATA, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_SOFTWARE, EXIT_USAGE, FILESYSTEM_ERRNOS,
+                      GoalConvergenceError, disk_error)
+from . import output, person
 from .commands import (abandon, blocked, check, demo, diff, heartbeat, list_goals, new, pause, report, resume, rewind,
                        run, status, triage, wave)
 
@@ -55,6 +58,11 @@ for _command in (new.new_cmd, demo.demo_cmd, list_goals.list_cmd, status.status_
 def main(argv: list[str] | None = None, group: click.Group = cli) -> int:
     """Run the CLI (or ``group``, the CLI with other front ends' commands) and map every outcome to an exit
     code, in one place."""
+    with output.safe_streams():  # every word printed, errors too, is neutralised for the terminal
+        return _main(argv, group)
+
+
+def _main(argv: list[str] | None, group: click.Group) -> int:
     try:
         result = group.main(args=argv, prog_name="goal", standalone_mode=False)
         return result if isinstance(result, int) else 0
@@ -70,13 +78,27 @@ def main(argv: list[str] | None = None, group: click.Group = cli) -> int:
     except GoalConvergenceError as exc:
         click.echo(f"Error: {exc}", err=True)
         return exc.exit_code
+    except OSError as exc:
+        if exc.errno not in FILESYSTEM_ERRNOS:
+            return _unexpected()
+        error = disk_error(exc)  # a full or read-only disk is the user's to fix, not a bug to report
+        click.echo(f"Error: {error}", err=True)
+        return error.exit_code  # type: ignore[attr-defined]
     except Exception:
-        if os.environ.get("GOAL_CONVERGENCE_RAISE_ERRORS"):
-            raise
-        import traceback
+        return _unexpected()
 
-        from ..system.log import log_error
 
-        path = log_error("cli", traceback.format_exc())
-        click.echo(f"Error: an unexpected failure; details are in {path}. Please report it.", err=True)
-        return EXIT_SOFTWARE
+def _unexpected() -> int:
+    """A failure no error of ours describes (call it inside the ``except``): logged in full, one line on the
+    terminal."""
+    if os.environ.get("GOAL_CONVERGENCE_RAISE_ERRORS"):
+        raise  # noqa: PLE0704 - called only from an except clause, where the failure is being handled
+    import traceback
+
+    from ..system.log import log_error
+
+    details = traceback.format_exc()
+    path = log_error("cli", details)
+    where = f"details are in {path}" if path else f"it could not be logged:\n{details.rstrip()}\n"
+    click.echo(f"Error: an unexpected failure; {where}. Please report it.", err=True)
+    return EXIT_SOFTWARE

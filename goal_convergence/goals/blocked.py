@@ -38,7 +38,7 @@ def block(store: Store, goal_id: str, why: str, now: datetime | None = None) -> 
                            'spec says 4"')
     now = now or datetime.now(UTC)
     said = f"the maker says the goal cannot be met as written: {why}"
-    goal = store.update(Goal, goal_id, lambda g: triage.escalate(g, "unfixable", "needs_user_input", said, now))
-    triage.file_escalation(store, goal, now, why=said)
+    goal = store.update(Goal, goal_id, lambda g: triage.escalate(g, "unfixable", "needs_user_input", said, now),
+                        companion=triage.with_item(now, why=said))
     notify.goal_ended(store, goal, now)
     return goal

@@ -93,7 +93,7 @@ def _append_once(store: Store, entry: dict) -> bool:
                 for line in fh:
                     if entry["key"] in line and _key_of(line) == entry["key"]:
                         return False
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)  # never through a link
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
             fh.flush()

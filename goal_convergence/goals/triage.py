@@ -3,12 +3,14 @@ a failure), and acted on or dismissed with `goal triage ...`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import IllegalTransition
-from ..models import (AttemptBest, BestCheckpoint, Blocker, Escalation, FailingCondition, Goal, HeartbeatMark,
-                      StopReason, TriageItem, new_id, now_iso)
+from ..errors import CorruptFile, GoalNotFound, IllegalTransition
+from ..models import (TRIAGE_ID_RE, AttemptBest, BestCheckpoint, Blocker, Escalation, FailingCondition, Goal,
+                      HeartbeatMark, StopReason, TriageItem, new_id, now_iso)
 from ..rules import lifecycle
 from ..storage.store import Store
 from ..system import mask
@@ -39,15 +41,48 @@ def escalate(goal: Goal, stop_reason: StopReason | None, blocker: Blocker | None
 
 def file_escalation(store: Store, goal: Goal, now: datetime | None = None, *, why: str | None = None) -> TriageItem:
     """Write the triage item an escalated goal points at (idempotent: an existing one is kept); ``why`` comes
-    first among its reasons."""
+    first among its reasons. Escalations write it with the goal (``with_item``): this repairs a goal
+    escalated without one."""
     assert goal.escalation is not None and goal.escalation.triage_id is not None
     triage_id = goal.escalation.triage_id
     if store.path_for(TriageItem, triage_id).exists():
         return store.load(TriageItem, triage_id)
+    return store.create(item_of(goal, now, why))
+
+
+def with_item(now: datetime | None = None, why: str | None = None) -> Callable[[Goal], TriageItem | None]:
+    """For ``store.update`` of a goal that the change may escalate: its triage item, so that the goal's
+    escalation and its item are one durable step (both on disk or neither, whatever fails)."""
+    def companion(goal: Goal) -> TriageItem | None:
+        esc = goal.escalation
+        return item_of(goal, now, why) if goal.state == "escalated" and esc and esc.triage_id else None
+
+    return companion
+
+
+def repair(store: Store) -> None:
+    """Make every escalation whole again before the inbox is read: settle the items a kill left staged,
+    and file the item of a goal escalated without one (by an older version, or its item removed). Best
+    effort: a home that cannot be written is read as it is."""
+    with suppress(OSError):
+        store.settle_pending()
+        for s in store.summaries():
+            triage_id = s.get("triageId")
+            if s.get("state") == "escalated" and isinstance(triage_id, str) and TRIAGE_ID_RE.fullmatch(triage_id) \
+                    and not store.path_for(TriageItem, triage_id).exists():
+                with suppress(GoalNotFound, CorruptFile):
+                    goal = store.load(Goal, s["goalId"])
+                    if goal.state == "escalated" and goal.escalation and goal.escalation.triage_id == triage_id:
+                        file_escalation(store, goal)
+
+
+def item_of(goal: Goal, now: datetime | None = None, why: str | None = None) -> TriageItem:
+    """The triage item of an escalated goal, masked like the goal file (reasons and hints quote output)."""
+    assert goal.escalation is not None and goal.escalation.triage_id is not None
     last = goal.history[-1] if goal.history else None
     stamp = now_iso(now)
     item = TriageItem(
-        triage_id=triage_id,
+        triage_id=goal.escalation.triage_id,
         goal_id=goal.goal_id,
         objective=goal.objective,
         project_root=goal.project_root,
@@ -66,8 +101,7 @@ def file_escalation(store: Store, goal: Goal, now: datetime | None = None, *, wh
         created_at=stamp,
         updated_at=stamp,
     )
-    # Reasons and hints quote output and the oracle's words: mask them as the goal file's are.
-    return store.create(TriageItem.from_doc(mask.data(item.dump())))
+    return TriageItem.from_doc(mask.data(item.dump()))
 
 
 def best_checkpoint(goal: Goal) -> BestCheckpoint | None:
@@ -93,8 +127,16 @@ def attempt_bests(goal: Goal) -> list[AttemptBest]:
 
 
 def list_items(store: Store, show_all: bool = False) -> list[TriageItem]:
+    repair(store)
     items = [i for i in store.iter_all(TriageItem) if show_all or i.status == "open"]
     return sorted(items, key=lambda i: i.created_at, reverse=True)
+
+
+def show(store: Store, triage_id: str) -> TriageItem:
+    """One item, once the escalations a failure left half-done are whole again (``repair``)."""
+    store.path_for(TriageItem, triage_id)  # a bad id is refused before anything is read
+    repair(store)
+    return store.load(TriageItem, triage_id)
 
 
 def _require_open(item: TriageItem) -> TriageItem:

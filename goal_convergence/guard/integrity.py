@@ -61,7 +61,7 @@ class Manifest(Model):
 
 def _folder(home: Path) -> Path:
     path = Path(home) / "baselines"
-    (path / "blobs").mkdir(parents=True, exist_ok=True, mode=0o700)
+    documents.private_folder(path / "blobs")  # each level 0700 whatever the umask (mkdir's parents take the umask's)
     return path
 
 

@@ -74,7 +74,12 @@ def failing_at_start(outcomes: list[dict[str, str] | None], census: list[Census 
 
 
 def _batch(repo: git.Repo, specs: list[str]) -> list[bytes | None]:
-    """The blobs ``TREE:path`` names, in one ``git cat-file --batch``; None for one that is missing."""
+    """The blobs ``TREE:path`` names, in one ``git cat-file --batch``; None for one that is missing. A path
+    holding a newline cannot be a line of the batch: it is asked for on its own, its name an argument."""
+    if any("\n" in s for s in specs):
+        plain = [s for s in specs if "\n" not in s]
+        got = dict(zip(plain, _batch(repo, plain), strict=True))
+        return [got[s] if s in got else _one(repo, s) for s in specs]
     done = repo.run(repo.top, "cat-file", "--batch", input="".join(s + "\n" for s in specs).encode())
     out, pos, found = done.out, 0, []
     for _ in specs:
@@ -90,6 +95,11 @@ def _batch(repo: git.Repo, specs: list[str]) -> list[bytes | None]:
         found.append(out[end + 1:end + 1 + size])
         pos = end + 2 + size
     return found + [None] * (len(specs) - len(found))
+
+
+def _one(repo: git.Repo, spec: str) -> bytes | None:
+    done = repo.run(repo.top, "cat-file", "blob", spec)
+    return done.out if done.ok else None
 
 
 def _git_changes(root: Path, goal_id: str, number: int, start_tree: str,

@@ -25,7 +25,7 @@ from ..errors import GoalConvergenceError, RunnerBusy
 from ..models import ChildGroup, Goal, RunChildren, Runner, now_iso, parse_iso
 from ..rules import budget
 from ..storage.store import Store, write_atomic
-from ..system import insiders, orphans, process, subreaper
+from ..system import files, insiders, orphans, process, subreaper
 from ..system.log import log_error
 from . import engine
 
@@ -123,7 +123,7 @@ def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterat
 
 def _runs_path(store: Store, goal_id: str) -> Path:
     folder = store.root / RUNS
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    files.private_folder(folder)
     # Its own name, so its lock is not the goal's (store.lock names a lock after the file).
     return folder / f"{store.path_for(Goal, goal_id).stem}.children.json"
 

@@ -336,7 +336,7 @@ def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, 
             _charge_maker(goal, settle(goal) if callable(settle) else settle, now, detach=True)
         return goal
 
-    goal = store.update(Goal, goal_id, change)
+    goal = store.update(Goal, goal_id, change, companion=triage.with_item(now))
     announce_end(store, goal, edges)
     return Outcome(goal, decision, record)
 
@@ -378,7 +378,7 @@ def stop_if_exhausted(store: Store, goal_id: str, edges: Edges | None = None) ->
         return None
     decision = Decision(action="stop", stop_reason=reason, hint=goal.last_hint,
                         notes=[f"the {reason} limit was reached before the next iteration"])
-    goal = store.update(Goal, goal_id, lambda g: _escalate(g, decision, now))
+    goal = store.update(Goal, goal_id, lambda g: _escalate(g, decision, now), companion=triage.with_item(now))
     announce_end(store, goal, edges)
     return Outcome(goal, decision)
 

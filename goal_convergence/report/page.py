@@ -13,6 +13,7 @@ import functools
 import hashlib
 import os
 import re
+import tempfile
 import webbrowser
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,10 +23,11 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from ..errors import GoalNotFound, InvalidInput, UsageError
+from ..errors import FILESYSTEM_ERRNOS, GoalNotFound, InvalidInput, UsageError
 from ..goals import lookup, trend
 from ..models import Goal
 from ..storage.store import Store
+from ..system import files
 from ..system.index import OPEN_STATES
 from ..system.text import clip, plural
 from . import render, view
@@ -109,7 +111,7 @@ def _write(path: Path, text: str, private: bool) -> Path:
     goal files it shows, elsewhere as the user's umask has it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666), "w",
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600 if private else 0o666), "w",
                   encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
@@ -164,9 +166,17 @@ def write(store: Store, goal_id: str | None, cwd: Path, output: Path | None = No
 
 
 def _home_reports(store: Store) -> Path:
+    """``reports/`` in the home; in a home we may not write (a read-only disk), a private folder of ours in
+    the temp folder: reading a goal never needs write access to its home."""
     folder = store.root / "reports"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if os.access(folder, os.W_OK):
+            return folder
+    except OSError as exc:
+        if exc.errno not in FILESYSTEM_ERRNOS:
+            raise
+    return files.private_folder(Path(tempfile.gettempdir()) / f"goal-convergence-reports-{os.getuid()}")
 
 
 def _write_all(store: Store, cwd: Path, output: Path | None, now: datetime | None) -> Written:

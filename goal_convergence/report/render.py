@@ -14,7 +14,7 @@ from ..goals import standings, trend
 from ..models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from ..models.goal import HIDDEN
 from ..rules import plan
-from ..system.text import clip, money, plural
+from ..system.text import clip, money, plural, terminal_safe
 
 
 def duration(seconds: float) -> str:
@@ -315,7 +315,7 @@ class LiveProgress:
         width = max(20, shutil.get_terminal_size().columns - 1)
         out = [f"\x1b[{self._drawn}F"] if self._drawn else []
         for index, command, elapsed, passed in states:
-            line = f"{self._MARKS[passed]} [{index}] {elapsed:6.1f}s  {command}"
+            line = terminal_safe(f"{self._MARKS[passed]} [{index}] {elapsed:6.1f}s  {command}")
             out.append("\x1b[2K" + clip(line, width) + "\n")
         # A progress display that cannot write (closed terminal) must not stop the check itself.
         with contextlib.suppress(OSError, ValueError):

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
+
+from ..system import files
 
 BULKY = ("outputHead", "outputTail", "failureLines")
 INLINE_CHARS = 2_000  # the evidence one iteration may keep in the goal file itself
@@ -67,14 +70,18 @@ def hydrate(goal_path: Path, doc: Any) -> Any:
     """``doc`` as read, with the evidence of its latest iterations put back from their side files.
     A missing or unreadable side file leaves the compact record: evidence is never worth failing a load."""
     history = doc.get("history") if isinstance(doc, dict) else None
-    if not isinstance(history, list) or not folder(goal_path).is_dir():
+    if not isinstance(history, list) or not _ours(folder(goal_path)):
         return doc
     for it in history[-HYDRATED:]:
         if not isinstance(it, dict) or type(it.get("number")) is not int or not isinstance(it.get("conditions"), list):
             continue  # the models refuse it next, and say why
+        side_file = _file(goal_path, it["number"])
         try:
-            with open(_file(goal_path, it["number"]), encoding="utf-8") as fh:
-                kept = json.load(fh)["conditions"]
+            kept = json.loads(files.read_trusted(side_file))["conditions"]
+        except files.Refused as exc:  # planted, not written by us: moved aside, never shown as evidence
+            with suppress(OSError):
+                files.quarantine(goal_path.parent.parent, side_file, f"{exc}: goal-convergence did not write it")
+            continue
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
         if isinstance(kept, list) and len(kept) == len(it["conditions"]):
@@ -82,6 +89,14 @@ def hydrate(goal_path: Path, doc: Any) -> Any:
                                 if isinstance(c, dict) and isinstance(side, dict) else c
                                 for c, side in zip(it["conditions"], kept, strict=True)]
     return doc
+
+
+def _ours(path: Path) -> bool:
+    """Whether the evidence folder is one we made: a planted symlink or someone else's is not read."""
+    try:
+        return files.untrusted(os.lstat(path), folder=True) is None
+    except OSError:
+        return False
 
 
 def as_loaded(full: dict[str, Any], written: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
@@ -109,11 +124,5 @@ def stamps(goal_path: Path, numbers: list[int]) -> list[list[int] | None]:
 
 
 def _write(path: Path, doc: dict[str, Any]) -> None:
-    path.parent.mkdir(mode=0o700, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, ensure_ascii=False, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    files.private_folder(path.parent)  # never written through a planted symlink
+    files.write_atomic(path, json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))

@@ -10,6 +10,7 @@ else keeps working.
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +32,28 @@ _KINDS: dict[type[Model], tuple[str, re.Pattern[str]]] = {
     TriageItem: ("triage", TRIAGE_ID_RE),
 }
 __all__ = ["Store", "write_atomic"]
+
+
+PENDING = ".pending"  # a staged companion document (Store.update): never listed, published by a rename
+
+
+def _id_of(item: Model) -> str:
+    return item.goal_id if isinstance(item, Goal) else item.triage_id  # type: ignore[attr-defined]
+
+
+def _publish(staged: tuple[Path, Path] | None) -> None:
+    """Give a staged document its name: a rename, which needs no room on a full disk. Called under the lock
+    of the document it belongs with, which every other writer of it takes first."""
+    if staged is None:
+        return
+    pending, path = staged
+    if path.exists():
+        pending.unlink(missing_ok=True)  # written meanwhile by a repair: the one there is kept
+        return
+    try:
+        os.replace(pending, path)
+    except FileNotFoundError:
+        pass  # settled by another process meanwhile
 
 
 def _copy(item: M) -> M:
@@ -65,19 +88,21 @@ class Store:
         return self._dir(folder) / f"{item_id}.json"
 
     @contextmanager
-    def lock(self, path: Path) -> Iterator[None]:
-        with files.lock(self.root, path):
+    def lock(self, path: Path, write: bool = True) -> Iterator[None]:
+        with files.lock(self.root, path, write):
             yield
 
     def _write(self, path: Path, doc: dict) -> None:
         files.write_json(path, doc)
 
-    def _write_goal(self, path: Path, goal: Goal, doc: dict) -> None:
+    def _write_goal(self, path: Path, goal: Goal, doc: dict, then: Callable[[], None] | None = None) -> None:
         """Write a goal file sealed (seal.py), and keep its terms when it is not tampered. A tampered
         goal is written with its note in the seal: it stays tampered until the engine escalates it."""
         note = goal.tampered
         text = seal.seal(self.root, f"goals/{path.name}", doc, extra={"tampered": note} if note else None)
         files.write_atomic(path, (text + "\n").encode("utf-8"))
+        if then:
+            then()  # at once: whatever fails after this, the goal file is written
         if note is None:
             seal.write_terms(self.root, goal.goal_id, doc)
         if path in self._unsealed:
@@ -160,11 +185,11 @@ class Store:
 
     def load(self, kind: type[M], item_id: str) -> M:
         path = self.path_for(kind, item_id)
-        with self.lock(path):
+        with self.lock(path, write=False):
             return self._read_kept(kind, path)[0]
 
     def create(self, item: M) -> M:
-        item_id = item.goal_id if isinstance(item, Goal) else item.triage_id  # type: ignore[attr-defined]
+        item_id = _id_of(item)
         path = self.path_for(type(item), item_id)
         with self.lock(path):
             if path.exists():
@@ -173,20 +198,67 @@ class Store:
         self._ensure_bindings(item)
         return item
 
-    def update(self, kind: type[M], item_id: str, change: Callable[[M], M | None]) -> M:
-        """Load, change and save one document under its lock: the only read-modify-write there is."""
+    def update(self, kind: type[M], item_id: str, change: Callable[[M], M | None],
+               companion: Callable[[M], Model | None] | None = None) -> M:
+        """Load, change and save one document under its lock: the only read-modify-write there is.
+
+        ``companion``, given the changed document, may name a new document that must exist if and only if
+        this change does (an escalation's triage item): the two are one durable step. The companion is
+        written first under a pending name that no reader lists, and published by a rename (which needs no
+        room on the disk) as soon as the document is on disk; a failure before that removes it, and one a
+        kill leaves behind is settled by the next ``settle_pending``."""
         path = self.path_for(kind, item_id)
         with self.lock(path):
             item, read = self._read_kept(kind, path)
             session_before = getattr(item, "session_id", None)
+            staged = None
             try:
                 item = change(item) or item
-                self._save_locked(path, item, session_before, read)
+                staged = self._stage(companion(item)) if companion else None
+                self._save_locked(path, item, session_before, read, then=lambda: _publish(staged))
             except BaseException:
                 self._kept.pop(path, None)  # the change may have reached the iterations the kept copy shares
+                if staged is not None:
+                    staged[0].unlink(missing_ok=True)  # not published: the document it belongs with was not written
                 raise
         self._ensure_bindings(item)
         return item
+
+    def _stage(self, item: Model | None) -> tuple[Path, Path] | None:
+        """Write ``item`` under its pending name (``update``); None when there is nothing to write."""
+        if item is None:
+            return None
+        path = self.path_for(type(item), _id_of(item))
+        if path.exists():
+            return None  # written already: a retry after a crash, or a repair
+        pending = path.with_name(f".{path.name}{PENDING}")
+        self._write(pending, self._validated_doc(item))
+        return pending, path
+
+    def settle_pending(self) -> None:
+        """Finish or undo the escalations a kill left between their two writes: a staged triage item whose
+        goal names it is published, any other is removed (the escalation never reached the goal file). Each
+        is decided under its goal's lock, which its writer holds until it publishes."""
+        for pending in self._dir("triage").glob(f".*.json{PENDING}"):
+            item_id = pending.name[1:-len(".json" + PENDING)]
+            try:
+                goal_id = files.parse_json(files.read_trusted(pending).decode("utf-8"))["goalId"]
+                goal_path = self.path_for(Goal, goal_id)
+            except FileNotFoundError:
+                continue  # published or removed meanwhile
+            except (OSError, ValueError, KeyError, TypeError, RecursionError, InvalidInput, files.Refused):
+                pending.unlink(missing_ok=True)  # not one of ours to publish
+                continue
+            with self.lock(goal_path):
+                try:
+                    goal: Goal | None = self._read(Goal, goal_path)
+                except (GoalNotFound, CorruptFile):
+                    goal = None
+                esc = goal.escalation if goal is not None and goal.state == "escalated" else None
+                if esc is not None and esc.triage_id == item_id:
+                    _publish((pending, pending.with_name(f"{item_id}.json")))
+                else:
+                    pending.unlink(missing_ok=True)
 
     def _ensure_bindings(self, item: Model) -> None:
         """A home without binding files (new, or from 0.1.0) gets all of them from a fresh index,
@@ -194,14 +266,18 @@ class Store:
         if isinstance(item, Goal) and not index.sessions_dir(self.root).is_dir():
             self.summaries()
 
-    def _save_locked(self, path: Path, item: Model, session_before: str | None = None, read: dict | None = None) -> None:
+    def _save_locked(self, path: Path, item: Model, session_before: str | None = None, read: dict | None = None,
+                     then: Callable[[], None] | None = None) -> None:
+        """Write ``item``, then call ``then`` as soon as its own file is on disk."""
         item.updated_at = now_iso()  # type: ignore[attr-defined]
         doc = self._validated_doc(item, read)
         written = evidence_files.externalize(path, doc) if isinstance(item, Goal) else doc
         if not isinstance(item, Goal):
             self._write(path, written)
+            if then:
+                then()
         else:
-            self._write_goal(path, item, written)
+            self._write_goal(path, item, written, then)
             self._index_put(item.goal_id, written, path, item.tampered)
             if index.sessions_dir(self.root).is_dir():  # else the next refresh of the index writes them all
                 if session_before != item.session_id:
@@ -214,14 +290,16 @@ class Store:
         lock; broken ones are quarantined and listed in ``quarantined``."""
         folder, pattern = _KINDS[kind]
         found = []
+        if not (self.root / folder).exists():
+            return found  # none yet: nothing to make, in a home that may be read-only
         for path in sorted(self._dir(folder).glob("*.json")):
             if not pattern.fullmatch(path.stem):
                 continue
             try:
-                with self.lock(path):
+                with self.lock(path, write=False):
                     found.append((self._read(kind, path), index.file_stamp(path)))
             except CorruptFile as exc:
-                self.quarantined.append((exc.moved_to, exc.reason))
+                self.quarantined.append((exc.moved_to or path, exc.reason))
             except (GoalNotFound, FileNotFoundError):
                 continue  # removed since the folder was listed
         return found

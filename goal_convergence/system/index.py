@@ -40,8 +40,9 @@ def index_path(root: Path) -> Path:
 
 def _stamp(st: os.stat_result) -> list[int]:
     # Every write renames a new file into place, so the inode changes even when two writes land in
-    # the same mtime tick with the same size.
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    # the same mtime tick with the same size. The mode and owner are in it too: a goal file made
+    # writable by others, or given to another user, is read again (and refused: files.untrusted).
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, st.st_uid]
 
 
 def file_stamp(path: Path) -> list[int]:
@@ -66,7 +67,7 @@ def scan(root: Path) -> tuple[dict[str, list[int]], list[tuple[str, int]]]:
         for entry in it:
             name = entry.name
             if name.endswith(".json") and GOAL_ID_RE.fullmatch(name[:-5]):
-                on_disk[name[:-5]] = _stamp(entry.stat())
+                on_disk[name[:-5]] = _stamp(entry.stat(follow_symlinks=False))  # a planted link is read (refused) as itself
             elif name.startswith(".") and name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
                 temps.append((name, entry.stat().st_mtime_ns))
     return on_disk, temps
@@ -161,7 +162,7 @@ def sync_bindings(root: Path, entries: dict[str, dict[str, Any]]) -> None:
 
 def _write_small(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # never through a planted link
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     os.replace(tmp, path)

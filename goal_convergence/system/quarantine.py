@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GoalNotFound
+from . import files
 from .log import log_error
 
 REASON = ".reason.txt"
@@ -66,8 +67,7 @@ def dismiss(home: Path, name: str) -> Entry:
     match = [e for e in entries(home) if e.name == name]
     if not match:
         raise GoalNotFound(f"no quarantined file {name!r}; `goal list` shows the ones there are")
-    dismissed = _folder(home) / "dismissed"
-    dismissed.mkdir(mode=0o700, exist_ok=True)
+    dismissed = files.private_folder(_folder(home) / "dismissed")  # never moved through a planted link
     for part in (name, name + REASON):
         if (_folder(home) / part).exists():
             os.replace(_folder(home) / part, dismissed / part)

@@ -9,10 +9,11 @@ hooks (dispatch.py, when the fast path found the index stale) and the store all 
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptFile, GoalNotFound
+from ..errors import FILESYSTEM_ERRNOS, CorruptFile, GoalNotFound
 from . import files, index, seal
 
 # A write's temp file lives for milliseconds; one this old was left by a killed writer.
@@ -23,13 +24,22 @@ Moved = list[tuple[Path, str]]  # quarantined files: where each is now, and why
 def summaries(root: Path, quarantined: Moved) -> list[dict[str, Any]]:
     """Every goal's summary from an index brought up to date; the files quarantined on the way are
     added to ``quarantined``."""
-    files.folder(root, "goals")
+    try:
+        files.folder(root, "goals")
+    except OSError as exc:  # a home we may not write, without a goals folder yet: it holds no goal
+        if exc.errno not in FILESYSTEM_ERRNOS:
+            raise
+        return []
     on_disk, temps = index.scan(root)
     entries = index.cached(root)
     stale = index.changed(entries, on_disk)
     if not stale and entries.keys() == on_disk.keys():
         if not index.sessions_dir(root).is_dir():
-            index.sync_bindings(root, entries)
+            try:
+                index.sync_bindings(root, entries)
+            except OSError as exc:  # kept by the next command that can write
+                if exc.errno not in FILESYSTEM_ERRNOS:
+                    raise
         return list(entries.values())
     _remove_temps(root, temps)
     entries = {gid: e for gid, e in entries.items() if gid in on_disk}
@@ -38,13 +48,18 @@ def summaries(root: Path, quarantined: Moved) -> list[dict[str, Any]]:
         found = _summarise(root, gid, quarantined)
         if found is not None:
             entries[gid] = found
-    write(root, entries)
+    try:
+        write(root, entries)
+    except OSError as exc:  # a home we may not write is still one we can read: the index is kept next time
+        if exc.errno not in FILESYSTEM_ERRNOS:
+            raise
     return list(entries.values())
 
 
 def write(root: Path, entries: dict[str, dict[str, Any]]) -> None:
     """Write the whole index, then make the binding files say what it says."""
     path = index.index_path(root)
+    files.folder(root, "goals")
     with files.lock(root, path):
         files.write_json(path, {"goals": entries})
     index.sync_bindings(root, entries)
@@ -63,10 +78,10 @@ def _summarise(root: Path, goal_id: str, quarantined: Moved) -> dict[str, Any] |
         return index.summary(doc, index.file_stamp(path), tampered)
 
     try:
-        with files.lock(root, path):
+        with files.lock(root, path, write=False):
             return files.read_as(root, path, parse, "goal")
     except CorruptFile as exc:
-        quarantined.append((exc.moved_to, exc.reason))  # type: ignore[arg-type]
+        quarantined.append((exc.moved_to or path, exc.reason))
     except (GoalNotFound, FileNotFoundError):
         pass  # removed since the folder was listed
     return None
@@ -77,4 +92,5 @@ def _remove_temps(root: Path, temps: list[tuple[str, int]]) -> None:
     cutoff = time.time_ns() - STALE_TEMP_SECONDS * 10**9
     for name, mtime in temps:
         if mtime < cutoff:
-            (root / "goals" / name).unlink(missing_ok=True)
+            with suppress(OSError):  # a read-only home keeps them until a command can write
+                (root / "goals" / name).unlink(missing_ok=True)

@@ -33,3 +33,32 @@ def cut(text: str | None, limit: int, head: int | None = None) -> str | None:
     keep = max(0, limit - len(marker))
     first = min(head, keep)
     return text[:first] + marker + text[len(text) - (keep - first):]
+
+
+# Characters a terminal acts on instead of showing: every C0 control but tab and newline (ESC starts CSI, OSC
+# (a window title, OSC 52 the clipboard), DCS...; BEL, backspace and a lone CR overwrite what was shown), DEL,
+# the C1 controls (0x9b is a CSI by itself, 0x9d an OSC), and the bidirectional overrides and isolates that
+# show text in an order other than its own. Each becomes a visible stand-in, so that nothing is lost from
+# sight either: C0 as its control picture (␛ for ESC), the rest as <U+XXXX>.
+_C0 = {c: 0x2400 + c for c in range(0x20) if chr(c) not in "\t\n"}
+_SHOWN = {**_C0, 0x7F: 0x2421,
+          **{c: f"<U+{c:04X}>" for c in [*range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                         *range(0x2066, 0x206A)]}}
+UNSAFE = frozenset(chr(c) for c in _SHOWN)
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` as it may be written to a terminal: the controls and escape sequences in it (``_SHOWN``)
+    neutralised into visible stand-ins, a CRLF line end kept as a newline. Everything printed for a person
+    goes through it (cli/output.py); JSON escapes the same characters its own way."""
+    if text.isascii() and text.isprintable():
+        return text  # the common case, at C speed
+    return text.replace("\r\n", "\n").translate(_SHOWN)
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with the characters ``terminal_safe`` neutralises that JSON leaves raw (C1, DEL, bidi) written as
+    ``\\uXXXX`` escapes instead: the same document, safe on a terminal, exact for a program."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if ch in UNSAFE else ch for ch in text)

@@ -123,13 +123,11 @@ class Repo:
 def open_repo(root: Path, timeout: float = TIMEOUT) -> Repo | None:
     """The repository ``root`` is in, checked; None outside git. Raises UnsafeRepository."""
     root = Path(root).resolve()
-    found = _raw(root, [*_SAFE, "rev-parse", "--show-toplevel", "--absolute-git-dir"], timeout, 65536)
-    if not found.ok:
+    # One path a call: git ends each with a newline, and a folder's name may hold newlines of its own.
+    found = [_raw(root, [*_SAFE, "rev-parse", flag], timeout, 65536) for flag in ("--show-toplevel", "--absolute-git-dir")]
+    if not all(done.ok and done.out.endswith(b"\n") for done in found):
         return None
-    lines = found.out.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) != 2:
-        return None
-    top, gitdir = Path(lines[0]).resolve(), Path(lines[1]).resolve()
+    top, gitdir = (Path(os.fsdecode(done.out[:-1])).resolve() for done in found)
     dotgit = top / ".git"
     if not _inside(root, top):
         raise UnsafeRepository(f"the git work tree of {root} is {top}, outside it (core.worktree?); git is not "

@@ -12,6 +12,7 @@ and its last commit (``changes``), applied to the user's tree, or by a merge of 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -101,7 +102,7 @@ def add(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
     it may hold someone's work."""
     refuse_branch(repo, branch)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _git(repo, repo.top, "worktree", "add", "-q", "-b", branch, str(path), base)
+    _git(repo, repo.top, "worktree", "add", "-q", "-b", branch, "--", str(path), base)
     return Worktree(path.resolve(), branch, base)
 
 
@@ -136,11 +137,13 @@ def reopen(repo: git.Repo, path: Path, branch: str, base: str) -> Worktree:
     left there, else a new one on that branch, so its work carries on where it stopped."""
     repo.run(repo.top, "worktree", "prune")  # a folder removed by hand no longer holds the branch
     here = repo.run(path, "rev-parse", "--show-toplevel", "--abbrev-ref", "HEAD") if path.is_dir() else None
-    if here is not None and here.ok and here.out.decode().split() == [str(path.resolve()), branch]:
+    # "TOP\nBRANCH\n": a branch holds no newline, the folder's name may (or spaces)
+    top, _, name = here.out.rstrip(b"\n").rpartition(b"\n") if here is not None and here.ok else (b"", b"", b"")
+    if top and os.fsdecode(top) == str(path.resolve()) and name.decode("utf-8", "replace") == branch:
         return Worktree(path.resolve(), branch, base)
     shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _git(repo, repo.top, "worktree", "add", "-q", str(path), branch)
+    _git(repo, repo.top, "worktree", "add", "-q", "--", str(path), branch)
     return Worktree(path.resolve(), branch, base)
 
 
@@ -184,7 +187,7 @@ def merge(repo: git.Repo, branch: str, message: str) -> Refused | None:
     if done.ok:
         return None
     said = (done.out.decode("utf-8", "surrogateescape") + done.err).strip().splitlines()
-    files = repo.run(repo.top, "diff", "--name-only", "--diff-filter=U").out.decode().split("\n")
+    files = [os.fsdecode(f) for f in repo.run(repo.top, "diff", "-z", "--name-only", "--diff-filter=U").out.split(b"\0")]
     repo.run(repo.top, "merge", "--abort")
     return Refused(said[-1] if said else "git merge failed", [f for f in files if f])
 
@@ -211,7 +214,7 @@ def try_apply(repo: git.Repo, patch: bytes, *, reverse: bool = False) -> Refused
 
 def remove(repo: git.Repo, tree: Worktree, keep_branch: bool = False) -> None:
     """Remove the worktree (its folder too), and its branch unless ``keep_branch``."""
-    done = repo.run(repo.top, "worktree", "remove", "--force", "--force", str(tree.path))
+    done = repo.run(repo.top, "worktree", "remove", "--force", "--force", "--", str(tree.path))
     if not done.ok:  # a folder already gone, or a worktree git no longer knows: clear both sides
         shutil.rmtree(tree.path, ignore_errors=True)
         repo.run(repo.top, "worktree", "prune")

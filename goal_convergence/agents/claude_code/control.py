@@ -19,6 +19,8 @@ import json
 import os
 from pathlib import Path
 
+from ...system import files
+
 # The subcommands of /goal-convergence:goal that only show, check or rewind (a person's move, not the maker's work);
 # every triage command is one too.
 GOAL_CONTROLS = frozenset({"status", "list", "check", "diff", "rewind", "report", "help"})
@@ -45,9 +47,8 @@ def mark(home: Path, session_id: str, transcript_path: str | None) -> None:
         except OSError:
             offset = 0
     path = _path(home, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.write_text(json.dumps({"transcript": transcript_path, "offset": offset}), encoding="utf-8")
-    path.chmod(0o600)
+    files.private_folder(path.parent)
+    files.write_atomic(path, json.dumps({"transcript": transcript_path, "offset": offset}).encode("utf-8"))
 
 
 def clear(home: Path, session_id: str) -> None:

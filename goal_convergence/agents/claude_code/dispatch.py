@@ -83,7 +83,7 @@ def _out_of_reach(event: str, data: bytes) -> dict[str, object]:
     held = None
     if path is not None:
         files.folder(path.parent.parent, "locks")
-        held = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        held = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         fcntl.flock(held, fcntl.LOCK_SH)
     try:
         process.detached([sys.executable, "-m", "goal_convergence", "hook", event], data, {**os.environ, DETACHED: "1"},
@@ -129,5 +129,5 @@ def _after_session_end(data: bytes) -> None:
 
 def _emit(answer: dict[str, object]) -> None:
     if answer:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.write(fast.answer_text(answer))
         sys.stdout.flush()

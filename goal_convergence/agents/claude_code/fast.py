@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...system import index
+from ...system.text import json_escaped, terminal_safe
 
 EVENTS = ("session-start", "stop", "session-end", "prompt-expansion", "pre-tool-use")
 RESUMING = ("resume", "compact")  # SessionStart sources that continue this session's goal
@@ -84,17 +85,27 @@ def _working(event: str, payload: dict[str, Any], session_id: str) -> dict[str, 
     return pretool.answer(payload, session_id, index.home())
 
 
+def answer_text(answer: dict[str, Any]) -> str:
+    """A hook's answer as the line Claude Code reads: its systemMessage, which Claude Code shows on the user's
+    terminal as it is, neutralised (text.terminal_safe), and the JSON escaping what JSON leaves raw."""
+    if isinstance(answer.get("systemMessage"), str):
+        answer = {**answer, "systemMessage": terminal_safe(answer["systemMessage"])}
+    return json_escaped(json.dumps(answer, ensure_ascii=False)) + "\n"
+
+
 def failure_line(event: str, exc: BaseException) -> str:
     import traceback  # only failures pay for these imports
 
-    from ...errors import GoalConvergenceError
+    from ...errors import GoalConvergenceError, disk_error
     from ...system.log import log_error
 
     path = log_error(f"hook {event}", "".join(traceback.format_exception(exc)))
+    if isinstance(exc, OSError):
+        exc = disk_error(exc)  # a full or read-only disk: say which file and what to do, not a traceback's last line
     if isinstance(exc, GoalConvergenceError):
         return f"goal-convergence: {exc}"
     what = f"{type(exc).__name__}: {exc}".strip().rstrip(":").splitlines()[0][:300]
-    return f"goal-convergence: the {event} hook failed ({what}); details in {path}"
+    return f"goal-convergence: the {event} hook failed ({what}); details in {path or 'no log (it could not be written)'}"
 
 
 def session_start_answer(summaries: list[dict[str, object]], session_id: str, cwd: str | None) -> dict[str, object]:

@@ -32,10 +32,10 @@ def triage_list_cmd(show_all: bool, json_out: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the item document.")
 def triage_show_cmd(triage_id: str, json_out: bool) -> None:
     """Show one triage item."""
-    from ...models import TriageItem
+    from ...goals import triage
     from ...report import render
 
-    item = output.store().load(TriageItem, triage_id)
+    item = triage.show(output.store(), triage_id)
     output.echo_json(item.dump()) if json_out else click.echo(render.triage_item(item))
 
 
