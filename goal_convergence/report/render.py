@@ -14,7 +14,7 @@ from ..goals import standings, trend
 from ..models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from ..models.goal import HIDDEN
 from ..rules import plan
-from ..system.text import clip, money, plural
+from ..system.text import clip, money, plural, state_words
 
 
 def duration(seconds: float) -> str:
@@ -80,7 +80,7 @@ def state_line(goal: Goal) -> str:
     if goal.tampered:
         return (f"state: TAMPERED (the file says {goal.state}); {goal.tampered}; the next iteration escalates it "
                 f"and restores its sealed terms")
-    return f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else "")
+    return f"state: {state_words(goal.state, goal.stop_reason)}"
 
 
 def created(goal: Goal) -> str:

@@ -13,6 +13,11 @@ def money(dollars: float) -> str:
     return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.2f}"
 
 
+def state_words(state: str, stop_reason: str | None) -> str:
+    """``converged``, ``escalated (stuck)``: the stop reason only where it says more than the state."""
+    return f"{state} ({stop_reason})" if stop_reason and stop_reason != state else state
+
+
 def clip(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters; an ellipsis marks a cut."""
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"

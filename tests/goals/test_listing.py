@@ -22,7 +22,7 @@ OBJECTIVES = ["make all tests pass", "don't break the \"API\"\nsecond line", "ü
 
 
 def test_the_goal_table():
-    assert list(listing.table([])) == ["no goals"]
+    assert list(listing.table([])) == ["no goals yet; start one with `goal new OBJECTIVE` (or `goal demo` to watch one)"]
     rows = [{"goalId": "goal-aaaaaaaa", "state": "active", "iterations": 2, "maxIterations": 15, "dollars": 0.5,
              "objective": "first line\nsecond line"},
             {"goalId": "goal-bbbbbbbb", "state": "paused", "iterations": 0, "maxIterations": None, "dollars": 12.0,
@@ -85,7 +85,7 @@ def test_the_streamed_list_is_the_text_the_whole_one_was(gc_home, make_goal, tmp
 
 
 def test_an_empty_home_lists_no_goals(tmp_path):
-    assert run_goal(tmp_path, "list").stdout == "no goals\n"
+    assert run_goal(tmp_path, "list").stdout.startswith("no goals yet;")
     assert run_goal(tmp_path, "list", "--json").stdout == "[]\n"
 
 

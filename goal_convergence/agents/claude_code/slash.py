@@ -35,7 +35,6 @@ from ...goals import creation, listing, lookup
 from ...models import GOAL_ID_RE, Goal
 from ...report import render
 from ...storage.store import Store
-from ...system.index import STATES
 from ...system.text import plural
 from .fast import COMMAND
 
@@ -190,24 +189,29 @@ def _resume(call: _Call) -> Reply:
 
 def _status(call: _Call) -> Reply:
     _no_flags(call)
-    goal = status.find(call.store, _goal_id(call), **_where(call))
-    return Reply(f"{render.status(goal)}\n\nShow this status to the user; do not start work because of it.")
+    found = status.find(call.store, _goal_id(call), **_where(call))
+    return Reply(f"{_noted(found.note)}{render.status(found.goal)}\n\n"
+                 f"Show this status to the user; do not start work because of it.")
+
+
+def _noted(note: str | None) -> str:
+    return f"({note})\n" if note else ""
 
 
 def _list(call: _Call) -> Reply:
     show_all = call.args == ["--all"]
     if call.args and not show_all:
         raise InvalidInput(f"`list` takes only --all (got {' '.join(call.args)})")
-    found = listing.goals(call.store.root, show_all, call.store.quarantined)
-    listed = output.listed("\n".join(listing.table(found)), call.store.root)
+    found = listing.goals(call.store.root, True, call.store.quarantined)
+    listed = output.listed("\n".join(listing.table(found, show_all)), call.store.root)
     return Reply(f"{listed}\n\nShow this list to the user; do not start work because of it.")
 
 
 def _check(call: _Call) -> Reply:
     _no_flags(call)
-    goal, evidence = check.check(call.store, _goal_id(call), **_where(call))
+    found, evidence = check.check(call.store, _goal_id(call), **_where(call))
     table = render.evidence_table(evidence)
-    return Reply(f"The checks of goal {goal.goal_id}, run now (not counted as an iteration):\n{table}\n\n"
+    return Reply(f"{_noted(found.note)}The checks of goal {found.goal.goal_id}, run now (not counted as an iteration):\n{table}\n\n"
                  f"Show these results to the user.")
 
 
@@ -215,8 +219,8 @@ def _checkpoints(call: _Call) -> Reply:
     """`diff` and `rewind`: the CLI's, on the named goal or else this session's or the project's."""
     rest = [a for a in call.args if not GOAL_ID_RE.match(a)]
     call.args = [a for a in call.args if GOAL_ID_RE.match(a)]
-    goal = lookup.resolve(call.store, _goal_id(call), call.cwd, STATES, session_id=call.session_id)
-    return _pass_through(call.sub, [goal.goal_id, *rest], call.cwd)
+    found = lookup.shown(call.store, _goal_id(call), call.cwd, session_id=call.session_id)
+    return _pass_through(call.sub, [found.goal.goal_id, *rest], call.cwd, _noted(found.note))
 
 
 def _report(call: _Call) -> Reply:
@@ -273,7 +277,7 @@ SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
 }
 
 
-def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
+def _pass_through(name: str, args: list[str], cwd: Path, note: str = "") -> Reply:
     """Run `goal <name> ...` as the CLI itself would, and hand its output over. In this process, as the person's
     (person.py): Claude Code, whose child this hook is, may be a recorded maker, and a child process could not
     prove it was started by the person's slash command rather than by the maker."""
@@ -286,4 +290,4 @@ def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
     # the heartbeat is quiet when nothing changed, which is right for cron and puzzling in a session
     quiet = "nothing new: no check failed that is not already a goal or a triage item" if name == "heartbeat" else ""
     output = out.getvalue().strip() or quiet or "(no output)"
-    return Reply(f"Output of `{shown}` (exit {code}):\n{output}\n\nShow this to the user.")
+    return Reply(f"{note}Output of `{shown}` (exit {code}):\n{output}\n\nShow this to the user.")

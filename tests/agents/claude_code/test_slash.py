@@ -108,7 +108,7 @@ def test_status_list_check_and_abandon(project):
     assert only_goal().spent.iterations == 0  # a check is not an iteration
     assert "ended as failed (cancelled)" in slash("abandon", project).text
     assert (only_goal().state, only_goal().stop_reason) == ("failed", "cancelled")
-    assert "no goals" in slash("list", project).text and goal.goal_id in slash("list --all", project).text
+    assert "no open goals; the most recent" in slash("list", project).text and goal.goal_id in slash("list --all", project).text
 
 
 def test_no_arguments_or_help_shows_the_forms(project):
