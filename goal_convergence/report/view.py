@@ -78,7 +78,7 @@ def series(goal: Goal, points: list[trend.Point]) -> list[chart.Series]:
                         lambda v: f"{v:g}", step=True, whole=True)]
     failing = [p.failing_tests for p in points]
     if any(v is not None for v in failing):
-        out.append(chart.Series("failing", "Failing tests (test census)", failing,
+        out.append(chart.Series("failing", f"Failing tests (census of condition {trend.census_label(goal)})", failing,
                                 chart.nice_top(max(v for v in failing if v is not None)), lambda v: f"{v:g}",
                                 whole=True))
     coverage = [p.coverage for p in points]
