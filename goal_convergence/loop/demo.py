@@ -142,7 +142,7 @@ def _ending(result: runner.RunResult, goal_file: Path, home: Path, keep: bool) -
     env = "" if keep else f"GOAL_CONVERGENCE_HOME={shlex.quote(str(home))} "
     ledger = [f"  #{e['iteration']} {e['action']:<8} {e['passing']}/{e['conditions']} passing, "
               f"integrity {'refused' if (e['integrity'] or {}).get('issues') else 'clean'}, "
-              f"${e['costUsd']:.4f}" for e in result.ledger()["evidence"]]
+              f"{render.money(e['costUsd'])}" for e in result.ledger()["evidence"]]
     return "\n".join([render.run_summary(result.goal, result.stop), "ledger (`goal run --json` prints it whole):",
                       *ledger, f"goal file: {goal_file}",
                       f"look at it: {env}goal status {result.goal.goal_id}",

@@ -199,8 +199,9 @@ def guard_lines(guard: Integrity, indent: str = "") -> list[str]:
                      + (f" ({p.failures[0]})" if p.failures else ""))
     elif guard.pristine_note:
         lines.append(f"{indent}pristine re-run: {guard.pristine_note}")
-    lines += [f"{indent}issue: {i.kind}: {i.subject}: {i.detail}" + (f" (since #{i.since})" if i.since else "")
-              for i in guard.issues[:10]]
+    # a detail that names its subject already (a test id, a file) says it once
+    lines += [f"{indent}issue: {i.kind}: " + (i.detail if i.subject in i.detail else f"{i.subject}: {i.detail}")
+              + (f" (since #{i.since})" if i.since else "") for i in guard.issues[:10]]
     lines += [f"{indent}finding: {i.kind}: {i.detail}" for i in guard.findings[:10]]
     lines += [f"{indent}note: {note}" for note in guard.notes[:5]]
     return lines

@@ -119,7 +119,8 @@ def page(goal: Goal, now: datetime | None = None) -> dict:
         "chart": chart.chart(series(goal, points), [p.kind for p in points], points[0].number if points else 1),
         # what the page's script shows on hover: one row an iteration, in the order of the chart's bands
         "rows": [[p.number, p.passing, p.total, p.failing_tests, p.coverage, round(p.dollars, 6),
-                  round(p.cumulative, 6), p.kind, p.metric] for p in points],
+                  round(p.cumulative, 6), p.kind, p.metric, render.money(p.dollars), render.money(p.cumulative)]
+                 for p in points],
         "entries": entries, "latest": {e.it.number for e in entries[-3:]},
         "attempts": standings.standings(goal),
         "closest": next((e for e in entries if closest is not None and e.it is closest), None),

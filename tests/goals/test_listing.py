@@ -14,6 +14,7 @@ import click
 from goal_convergence.goals import listing
 from goal_convergence.storage.store import Store
 from goal_convergence.system import index, quarantine
+from goal_convergence.system.text import money as render_money
 from tests.conftest import REPO, run_goal
 
 STATES = ("active", "paused", "converged", "escalated", "failed")
@@ -29,7 +30,7 @@ def test_the_goal_table():
              "objective": "x" * 100}]
     header, first, second = listing.table(rows)
     assert header.split() == ["ID", "STATE", "ITER", "SPEND", "OBJECTIVE"]
-    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.5000", "first", "line", "second", "line"]
+    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.50", "first", "line", "second", "line"]
     assert second.split() == ["goal-bbbbbbbb", "paused", "0/∞", "$12.00", "x" * 70]
     assert first.index("first") == header.index("OBJECTIVE")  # the columns line up
 
@@ -62,7 +63,7 @@ def _table(rows: list[dict]) -> str:
     lines = [f"{'ID':<13} {'STATE':<9} {'ITER':>7} {'SPEND':>9}  OBJECTIVE"]
     for s in rows:
         its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
-        money = f"${s['dollars']:.4f}" if s["dollars"] < 1 else f"${s['dollars']:.2f}"
+        money = render_money(s["dollars"])
         objective = s["objective"].replace("\n", " ")
         lines.append(f"{s['goalId']:<13} {s['state']:<9} {its:>7} {money:>9}  {objective[:70]}")
     return click.unstyle("\n".join(lines))

@@ -16,7 +16,7 @@ from goal_convergence.report import render
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("dollars", "text"), [(0, "$0.0000"), (0.01234, "$0.0123"), (0.99994, "$0.9999"),
+@pytest.mark.parametrize(("dollars", "text"), [(0, "$0.00"), (0.01234, "$0.01"), (0.99994, "$1.00"),
                                                (1, "$1.00"), (12.345, "$12.35"), (1234.5, "$1234.50")])
 def test_money(dollars, text):
     assert render.money(dollars) == text
@@ -49,7 +49,7 @@ def test_the_status_page(make_goal):
     lines = render.status(goal, now=T0 + timedelta(minutes=11)).splitlines()
     assert lines[:9] == [f"{goal.goal_id}: ship it", "state: escalated (stuck)", f"project: {goal.project_root}",
                          "session: s-1", "conditions:", "  [0] test_pass: pytest -q",
-                         "  [1] coverage_threshold (>= 85%): cov", "budget: iterations 0/15, time 0s/2h, spend $0.0000/$10.00",
+                         "  [1] coverage_threshold (>= 85%): cov", "budget: iterations 0/15, time 0s/2h, spend $0.00/$10.00",
                          "oracle: auto (claude-haiku-5-5)"]
     assert "integrity: enforced: a green run converges only if the original tests still run and pass" in lines
     assert "  baseline: 3 check-defining file(s) kept" in lines

@@ -166,8 +166,8 @@ def test_the_report_of_a_real_run_draws_the_goal_files_numbers(browser, converge
     assert page["gauges"]["dollars"]["spent"] == pytest.approx(spent["makerDollars"] + spent["oracleDollars"])
 
     tip, visibility = browser.evaluate(HOVER % 1)
-    assert (tip, visibility) == ("#2 · continue · 0/2 passing · 1 failing tests · coverage 75% · $0.0000 "
-                                 "(total $0.0000)", "visible")
+    assert (tip, visibility) == ("#2 · continue · 0/2 passing · 1 failing tests · coverage 75% · $0.00 "
+                                 "(total $0.00)", "visible")
     assert browser.evaluate("document.getElementById('it-2').open") is True  # the click opened its entry
     screenshot(browser, tmp_path, "report-real-run.png", record_property, capsys)
 
