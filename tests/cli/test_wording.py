@@ -50,3 +50,26 @@ def test_a_stuck_goal_offers_no_best_checkpoint_that_is_its_current_state(git_re
     assert (done.returncode, ledger["stop"]) == (2, "stuck"), done.stderr
     shown = goal(git_repo, "triage", "show", ledger["triageId"]).stdout
     assert "stop" in shown and "best checkpoint" not in shown
+
+
+def test_goal_new_outside_git_and_with_no_judge_says_so_when_the_goal_is_made(tmp_path, monkeypatch):
+    monkeypatch.delenv("CLAUDE_BIN", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `claude`: the auto oracle has no judge here
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "test_a.py").write_text("def test_a():\n    pass\n")
+    made = goal(folder, "new", "make it pass", "--test", "true")
+    assert made.returncode == 0, made.stderr
+    notes = [line for line in made.stdout.splitlines() if line.startswith("note: ")]
+    assert notes[0].startswith(f"note: {folder} is not a git repository (or has no commit yet): the baseline is a "
+                               f"copy of 1 check-defining file, and there will be no checkpoints")
+    assert notes[1].startswith("note: no oracle can run here yet, so no iteration can be judged: `goal run` refuses "
+                               "the goal (exit 69)") and "--oracle conditions" in notes[1]
+    as_json = goal(folder, "new", "another", "--test", "true", "--oracle", "conditions", "--json")
+    assert json.loads(as_json.stdout)["oracle"]["provider"] == "conditions"
+    assert as_json.stderr.startswith(f"note: {folder} is not a git repository") and "no oracle" not in as_json.stderr
+
+
+def test_goal_new_in_a_git_repository_with_a_judge_adds_no_note(git_repo):
+    made = goal(git_repo, "new", "make it pass", "--test", "true", "--oracle", "conditions")
+    assert made.returncode == 0 and "note: " not in made.stdout + made.stderr

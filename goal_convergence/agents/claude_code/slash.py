@@ -33,7 +33,7 @@ from ...cli.options import budget_options, goal_options, report_options, session
 from ...errors import GoalConvergenceError, InvalidInput
 from ...goals import creation, listing, lookup
 from ...models import GOAL_ID_RE, Goal
-from ...report import render
+from ...report import judge, render, story
 from ...storage.store import Store
 from ...system.text import plural
 from .fast import COMMAND
@@ -103,7 +103,7 @@ def _new(text: str, call: _Call) -> Reply:
     params.update(session_id=call.session_id, project=params.get("project") or str(call.cwd))
     goal = creation.new_goal(call.store, spec_from(objective, params))
     return Reply(f"goal-convergence started goal {goal.goal_id}, bound to this session.\n\n{_brief(goal)}\n\n{WORK_ON_IT}",
-                 f"goal-convergence: started {goal.goal_id} ({render.budget_line(goal)})")
+                 _started("started", goal))
 
 
 def _parse(command: click.Command, args: list[str]) -> dict:
@@ -120,22 +120,20 @@ def _brief(goal: Goal) -> str:
     return "\n".join(lines)
 
 
-def _judge(goal: Goal) -> str:
-    from ...oracle.choose import (  # the oracle's modules: only for a new or resumed goal
-        SET_UP,
-        resolve,
-    )
+def _started(verb: str, goal: Goal) -> str:
+    """The start message the user sees: what will be enforced (checks, judge) and the budget, in two lines."""
+    checks, budget = story.headline(goal)
+    return f"goal-convergence: {verb} {goal.goal_id}: {checks}\n{budget}"
 
-    provider = goal.oracle.provider
-    if provider == "conditions":
-        return "Judge: the conditions alone (no oracle model)."
-    if provider == "command":
-        return f"Judge: the command oracle (`{goal.oracle.command}`) reviews every attempt."
-    resolved = resolve(provider)
-    if resolved is None:
-        return f"Judge: the auto oracle, but none can run here yet: {SET_UP}."
-    named = f"the auto oracle, here the {resolved} provider" if provider == "auto" else f"the {resolved} oracle"
-    return f"Judge: {named} ({goal.oracle.model}), a different model with read-only access, reviews every attempt."
+
+def _judge(goal: Goal) -> str:
+    missing = judge.unavailable(goal)
+    if missing:
+        return f"Judge: {judge.who(goal)}. Note: {missing}."
+    if goal.oracle.provider == "conditions":
+        return f"Judge: {judge.who(goal)}."
+    model = "" if goal.oracle.provider == "command" else ", a different model with read-only access,"
+    return f"Judge: {judge.who(goal)}{model} reviews every attempt."
 
 
 def _goal_id(call: _Call) -> str | None:
@@ -184,7 +182,7 @@ def _resume(call: _Call) -> Reply:
     hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
     return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"
                  f"{_brief(goal)}{hint}\n\n{WORK_ON_IT}",
-                 f"goal-convergence: resumed {goal.goal_id} ({render.budget_line(goal)})")
+                 _started("resumed", goal) + f" (spent: {render.budget_line(goal)})")
 
 
 def _status(call: _Call) -> Reply:

@@ -433,7 +433,8 @@ def test_the_slash_command_hook_takes_the_raw_arguments_and_answers_model_and_us
     assert (goal.objective, goal.session_id) == (objective, "s-7")
     assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptExpansion"
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(f"goal-convergence started goal {goal.goal_id}")
-    assert answer["systemMessage"].startswith(f"goal-convergence: started {goal.goal_id}")
+    assert answer["systemMessage"] == (f"goal-convergence: started {goal.goal_id}: checks `python3 check.py`; judge: "
+                                       "the conditions alone (no oracle model)\nbudget: 15 iterations, 2h, $10.00")
     triage = run_hook("prompt-expansion", {**payload, "command_name": "goal-convergence:triage", "command_args": ""})
     assert "the triage inbox is empty" in triage["hookSpecificOutput"]["additionalContext"]
 
