@@ -99,8 +99,8 @@ def creation_notes(goal: Goal) -> list[str]:
         b = goal.baseline
         over = f", {len(b.unkept)} of them over the size limits (a change to those is seen but cannot be undone)" \
             if b and b.unkept else ""
-        notes.append(f"note: {goal.project_root} is not a git repository (or has no commit yet): the baseline is a copy "
-                     f"of {plural(b.files if b else 0, 'check-defining file')}{over}, and there will be no checkpoints "
+        notes.append(f"note: {goal.project_root} is not a git repository (or has no commit yet): the baseline is "
+                     f"a copy of {plural(b.files if b else 0, 'check-defining file')}{over}, and there will be no checkpoints "
                      f"(`goal diff`, `goal rewind`). For those, run `git init` and commit, then make the goal again.")
     missing = judge.unavailable(goal)
     return notes + ([f"note: {missing}"] if missing else [])

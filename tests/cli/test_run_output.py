@@ -32,7 +32,8 @@ def test_a_piped_run_tells_the_goal_each_iteration_and_what_to_run_next(git_repo
     assert ending[0].startswith(f"{goal_id}: ceiling after 2 iterations")
     assert ending[1:3] == [f"escalated: triage item {triage} (`goal triage show {triage}`)",
                            "last hint: Make the failing checks pass. [0] `false`: exit 1"]
-    assert ending[3:6] == ["ledger (`goal run --json` prints it whole):", "  #1 continue 0/1 passing, integrity clean, $0.00",
+    assert ending[3:6] == ["ledger (`goal run --json` prints it whole):",
+                           "  #1 continue 0/1 passing, integrity clean, $0.00",
                            "  #2 stop     0/1 passing, integrity clean, $0.00"]
     assert ending[-4:] == ["next:", f"  goal triage show {triage}", f"  goal status {goal_id}",
                            f"  goal report {goal_id} --open"]
