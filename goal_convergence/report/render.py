@@ -7,7 +7,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import ClassVar, TextIO
+from typing import TextIO
 
 from ..checks import inference
 from ..goals import standings, trend
@@ -318,13 +318,14 @@ class LiveProgress:
     terminal. The standard library's escapes do it: a spinner and a clock are not worth a dependency's
     import time (``rich`` costs more than the rest of `goal check`'s start-up)."""
 
-    _MARKS: ClassVar[dict[bool | None, str]] = {True: "✓", False: "✗"}
     _SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
     AFTER = 1.0  # seconds a condition runs before the display appears
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
         self._drawn = 0
+        self._turns = 0  # frames drawn: the spinner moves one step a frame
+        self._MARKS: dict[bool | None, str] = {None: self._SPIN[0], True: "✓", False: "✗"}
         try:
             self.enabled = self._stream.isatty()
         except (AttributeError, ValueError):
@@ -333,12 +334,13 @@ class LiveProgress:
     def __call__(self, states: Sequence[tuple[int, str, float, bool | None]]) -> None:
         if not self.enabled or not (self._drawn or any(s[2] >= self.AFTER and s[3] is None for s in states)):
             return
+        self._MARKS[None] = self._SPIN[self._turns % len(self._SPIN)]
+        self._turns += 1
         # One line each, never wrapped: the cursor moves back up by the number of lines drawn.
         width = max(20, shutil.get_terminal_size().columns - 1)
         out = [f"\x1b[{self._drawn}F"] if self._drawn else []
         for index, command, elapsed, passed in states:
-            mark = self._MARKS.get(passed) or self._SPIN[int(elapsed * 10) % len(self._SPIN)]
-            line = f"{mark} [{index}] {elapsed:6.1f}s  {command}"
+            line = f"{self._MARKS[passed]} [{index}] {elapsed:6.1f}s  {command}"
             out.append("\x1b[2K" + clip(line, width) + "\n")
         # A progress display that cannot write (closed terminal) must not stop the check itself.
         with contextlib.suppress(OSError, ValueError):
