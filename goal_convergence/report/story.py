@@ -36,8 +36,7 @@ def opening(goal: Goal) -> list[str]:
     lines = [f"{goal.goal_id}: {goal.objective.splitlines()[0] if goal.objective.strip() else ''}",
              "conditions:", *render.condition_lines(goal), f"judge: {judge.who(goal)}",
              f"budget: {render.budget_line(goal)}"]
-    missing = judge.unavailable(goal)
-    return lines + ([f"note: {missing}"] if missing else [])
+    return lines + render.creation_notes(goal)  # outside git, or no judge here: said before the maker starts
 
 
 def iteration(outcome) -> str:

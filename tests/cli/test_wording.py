@@ -39,6 +39,7 @@ def test_an_integrity_issue_names_its_test_once():
 
 def test_the_help_explains_triage_acts_argument_and_hides_the_slash_helper(tmp_path):
     act = goal(tmp_path, "triage", "act", "--help").stdout
+    assert act.startswith("Usage: goal triage act [OPTIONS] TRIAGE_ID [ACTION]\n")
     assert "ACTION is `goal` (the default)" in " ".join(act.split()) and "`accept`" in act
     assert "slash" not in goal(tmp_path, "--help").stdout
 

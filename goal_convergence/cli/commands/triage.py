@@ -41,7 +41,7 @@ def triage_show_cmd(triage_id: str, json_out: bool) -> None:
 
 @triage_group.command("act")
 @click.argument("triage_id")
-@click.argument("action", type=click.Choice(["goal", "accept"]), default="goal")
+@click.argument("action", type=click.Choice(["goal", "accept"]), default="goal", metavar="[ACTION]")
 @budget_options(defaults=False)
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> None:
