@@ -1,5 +1,6 @@
-"""Who judges a goal, in the words every screen uses: the start of `goal run`, the Claude Code start message,
-the slash command's brief, the report, and the note `goal new` prints when no judge can run here."""
+"""Who will judge a goal, in the words the screens use before it runs: the start of `goal run`, the Claude Code
+start message, the slash command's brief, and the note `goal new` prints when no judge can run here. (Who did
+judge an iteration is its own record, ``Iteration.judged_by``, which the report reads.)"""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def headline(goal: Goal) -> list[str]:
 
 def opening(goal: Goal) -> list[str]:
     """What `goal run` prints before the maker starts."""
-    lines = [f"{goal.goal_id}: {goal.objective.splitlines()[0] if goal.objective.strip() else ''}",
+    lines = [f"{goal.goal_id}: {goal.objective.strip().splitlines()[0]}",
              "conditions:", *render.condition_lines(goal), f"judge: {judge.who(goal)}",
              f"budget: {render.budget_line(goal)}"]
     return lines + render.creation_notes(goal)  # outside git, or no judge here: said before the maker starts
