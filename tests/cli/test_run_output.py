@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 
 from tests.conftest import run_goal as goal
 
@@ -45,3 +46,35 @@ def test_quiet_prints_only_the_stop(git_repo):
     assert done.returncode == 0, done.stderr
     [line] = done.stdout.splitlines()
     assert line.startswith("goal-") and ": converged after 1 iteration, " in line and line.endswith(", $0.00")
+
+
+def test_on_a_terminal_the_run_tells_the_same_and_draws_a_condition_that_runs_a_second(git_repo, tmp_path):
+    import os
+    import select
+    import subprocess
+
+    leader, follower = os.openpty()
+    goal_script = str(Path(sys.executable).parent / "goal")
+    proc = subprocess.Popen([goal_script, "run", "make it pass", "--test", "sleep 1.5", "--oracle", "conditions",
+                             "--maker-cmd", SAYS], cwd=git_repo, stdin=subprocess.DEVNULL, stdout=follower,
+                            stderr=follower, env={**os.environ, "COLUMNS": "200"})
+    os.close(follower)
+    shown = b""
+    while True:
+        ready = select.select([leader], [], [], 120)[0]
+        try:
+            chunk = os.read(leader, 65536) if ready else b""
+        except OSError:  # the terminal closed: the run has ended
+            chunk = b""
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.wait(timeout=60) == 0
+    text = shown.decode().replace("\r\n", "\n")
+    goal_id = text.rsplit("goal report ", 1)[1].split()[0]
+    # after the live lines of the goal's start run (the census `goal run OBJECTIVE` takes as it makes the goal)
+    assert f"{goal_id}: make it pass\nconditions:\n  [0] test_pass: sleep 1.5\n" in text
+    assert "  maker: I looked at the failing check and changed nothing" in text
+    assert "✓ [0]    1." in text  # the live line, once the condition ran a second
+    assert text.rstrip().endswith(f"next:\n  goal status {goal_id}\n  goal report {goal_id} --open")
