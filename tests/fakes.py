@@ -32,6 +32,7 @@ class Judgement:
     verdict: Verdict
     cost: Cost
     notes: list[str] = field(default_factory=list)
+    model: str = "fake"
 
 
 class FakeOracle:

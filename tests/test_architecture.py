@@ -64,7 +64,7 @@ def test_no_module_is_longer_than_the_limit():
 def test_the_hook_fast_path_loads_only_the_standard_library():
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); from goal_convergence.agents.claude_code import fast; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('pydantic', 'click', 'anthropic', 'jsonschema', 'filelock', 'httpx')))")
+             "('pydantic', 'click', 'anthropic', 'jsonschema', 'filelock', 'httpx', 'rich')))")
     out = subprocess.run([sys.executable, "-S", "-c", probe, str(PACKAGE.parent)], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"

@@ -127,3 +127,15 @@ def test_the_performance_page_is_the_benchmark_runners():
     written = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
     assert page.render(*page.parse(written)) == written  # prose edited here, not in the template, would differ
     assert "| what | figure | baseline | ratio | target | met |" in written
+
+
+def test_the_screens_page_is_what_the_commands_print():
+    """docs/screens.md holds the real output of `goal demo`, `goal run`, `goal status`, `goal list`, `goal report`
+    and the slash command: the commands run again here, and the page must be what they print."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import screens
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    written = (REPO / "docs" / "screens.md").read_text(encoding="utf-8")
+    assert screens.render(screens.capture()) == written, "run `python scripts/screens.py` to write the page again"

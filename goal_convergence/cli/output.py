@@ -97,6 +97,12 @@ def echo_goal(goal: Goal) -> None:
     echo_json(shown(goal))
 
 
+def echo_note(note: str | None, json_out: bool) -> None:
+    """Which goal a read command shows when it is not an open one: above the text, or on stderr beside JSON."""
+    if note:
+        click.echo(f"({note})", err=json_out)
+
+
 def echo_lines(lines: Iterable[str], batch: int = 256) -> None:
     """Lines written as they are made, never held whole (a few hundred at a time: click flushes each echo)."""
     held: list[str] = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..system import reindex
 from ..system.index import OPEN_STATES
-from ..system.text import money
+from ..system.text import clip, money, plural, state_words
 
 # A summary is flat (index.summary): with this separator the C encoder writes its keys on lines of their
 # own, four spaces in, the shape `json.dumps(rows, indent=2)` gives, which only the (slow) Python encoder
@@ -28,21 +28,31 @@ def goals(root: Path, show_all: bool, quarantined: reindex.Moved) -> list[dict[s
     """The summaries of the open goals (or all of them), newest first; the goal files that changed
     since the index was written are read again, and the broken ones among them quarantined and
     added to ``quarantined``."""
-    found = [s for s in reindex.summaries(root, quarantined)
-             if show_all or s["state"] in OPEN_STATES or s.get("tampered")]
+    found = reindex.summaries(root, quarantined)
+    found = found if show_all else open_only(found)
     found.sort(key=lambda s: s["createdAt"], reverse=True)
     for s in found:
         s.pop("stamp", None)  # the index's own business
     return found
 
 
-def table(summaries: list[dict[str, Any]]) -> Iterator[str]:
-    """The lines of the table a person reads."""
-    if not summaries:
-        yield "no goals"
+def open_only(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in summaries if s["state"] in OPEN_STATES or s.get("tampered")]
+
+
+def table(summaries: list[dict[str, Any]], show_all: bool = True) -> Iterator[str]:
+    """The lines of the table a person reads: every goal of ``summaries``, or only the open ones; with none open,
+    the most recent goal that ended, so that a goal that just converged is not met with "no goals"."""
+    shown = summaries if show_all else open_only(summaries)
+    if not shown:
+        yield "no goals yet; start one with `goal new OBJECTIVE` (or `goal demo` to watch one)" if not summaries else (
+            f"no open goals; the most recent, {summaries[0]['goalId']}, "
+            f"{state_words(summaries[0]['state'], summaries[0]['stopReason'])}: "
+            f"{clip(summaries[0]['objective'].replace(chr(10), ' '), 60)} "
+            f"(`goal list --all` lists {plural(len(summaries), 'goal')})")
         return
     yield f"{'ID':<13} {'STATE':<9} {'ITER':>7} {'SPEND':>9}  OBJECTIVE"
-    for s in summaries:
+    for s in shown:
         its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
         objective = s["objective"].replace("\n", " ")
         state = "tampered" if s.get("tampered") else s["state"]  # the file's own state is no news then

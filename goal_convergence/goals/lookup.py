@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AmbiguousGoal, GoalNotFound, InvalidInput
 from ..models import Goal
 from ..storage.store import Store
 from ..system import index
+from ..system.text import state_words
 
 
 def find_project(path: Path | str | None) -> Path:
@@ -46,3 +48,36 @@ def resolve(store: Store, goal_id: str | None, project: Path | str | None = None
         lines = "\n".join(f"  {s['goalId']}  {s['state']:<9}  {s['objective']}" for s in found)
         raise AmbiguousGoal(f"{len(found)} goals are open in {root}; name one:\n{lines}")
     return store.load(Goal, found[0]["goalId"])
+
+
+@dataclass(frozen=True)
+class Found:
+    """The goal a read command shows, and, when it is not an open goal, the sentence that says which it is."""
+
+    goal: Goal
+    note: str | None = None
+
+
+def shown(store: Store, goal_id: str | None, project: Path | str | None = None, *,
+          session_id: str | None = None) -> Found:
+    """The goal every read command (status, report, check, the slash command's) means: the one named; else
+    the open goal of this session, else of the project; else, with none open, the most recent goal of this
+    session, else of the project, with a note saying so. A goal that ended is still worth a look: `goal status`
+    right after a goal converges shows it."""
+    try:
+        return Found(resolve(store, goal_id, project, index.OPEN_STATES, session_id=session_id))
+    except GoalNotFound:
+        if goal_id:
+            raise
+    root = str(find_project(project))
+    summaries = store.summaries()
+    mine = index.bound_to_session(summaries, session_id, index.STATES) or [
+        s for s in summaries if s["projectRoot"] == root]
+    if not mine:
+        raise GoalNotFound(f"no goal in {root} yet; start one with `goal new OBJECTIVE` (or `goal demo` to watch "
+                           f"one), or name one from `goal list --all`")
+    newest = max(mine, key=lambda s: s["createdAt"])
+    state = state_words(newest["state"], newest.get("stopReason"))
+    return Found(store.load(Goal, newest["goalId"]),
+                 f"no open goal in {root}; showing the most recent one, {newest['goalId']}, {state} "
+                 f"(`goal list --all` lists every goal)")

@@ -105,9 +105,11 @@ def item_of(goal: Goal, now: datetime | None = None, why: str | None = None) -> 
 
 
 def best_checkpoint(goal: Goal) -> BestCheckpoint | None:
-    """The checkpoint a person would most likely want back: see ``checkpoint.best``."""
+    """The checkpoint a person would most likely want back (``checkpoint.best``), unless it is what the files
+    already hold: a stuck goal's best is its last iteration, and offering to restore it would restore nothing."""
     best = checkpoint.best(goal)
-    if best is None or best.checkpoint is None:
+    if best is None or best.checkpoint is None or best is goal.history[-1] or (
+            best.tree_fingerprint and best.tree_fingerprint == goal.history[-1].tree_fingerprint):
         return None
     return BestCheckpoint(iteration=best.number, passing=sum(c.passed for c in best.conditions),
                           conditions=len(best.conditions), checkpoint=best.checkpoint,

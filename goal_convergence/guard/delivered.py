@@ -50,4 +50,4 @@ def refusal(files: list[str], found: list[ConditionEvidence]) -> Integrity:
                            detail=f"{shown} changed while the checks ran, so the tree they checked is not the "
                                   f"tree delivered")
     return Integrity(enforced=True, issues=[issue], census=[e.census for e in found],
-                     pristine_note="not run: the files changed while the checks ran")
+                     pristine_note="skipped, as the files changed while the checks ran")

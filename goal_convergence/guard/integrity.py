@@ -183,9 +183,9 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         report.pristine_note = "the pristine re-run waits until every condition passes"
         issues += env.undoable
     elif not (changed or deleted or added or env.undoable):
-        report.pristine_note = "not needed: no check-defining file changed and none was added"
+        report.pristine_note = "not needed, as no check-defining file changed and none was added"
     elif issues and not goal.tests_may_change:
-        report.pristine_note = "not run: the test census or the environment already refuses this run"
+        report.pristine_note = "skipped, as the test census or the environment already refuses this run"
         issues += env.undoable
     else:
         pristine, more = _pristine(home, goal, manifest, set(added) | env.remove, changed + deleted, env, where)

@@ -29,11 +29,11 @@ from ..checks import conditions
 from ..errors import GoalConvergenceError, InvalidInput
 from ..goals import creation, specs
 from ..models import Goal
-from ..report import render
+from ..report import render, story
 from ..storage.store import Store
 from ..system import index
 from ..vcs import git
-from . import engine, makers, runner
+from . import makers, runner
 
 DATA = Path(__file__).resolve().with_name("sample")
 OBJECTIVE = "make all tests pass"
@@ -78,11 +78,11 @@ def run(folder: Path | None = None, *, keep: bool = False, echo: Callable[[str],
         spec = specs.GoalSpec(objective=OBJECTIVE, project=project, test=test_command(test_runner),
                               oracle_provider="conditions", max_iterations=6, max_duration="10m", max_dollars=1.0)
         goal = creation.new_goal(store, spec, on_progress=on_progress)
-        echo(f"\ncreated {goal.goal_id}\n" + "\n".join(render.condition_lines(goal) + render.integrity_lines(goal)))
+        echo(f"\ncreated {goal.goal_id}\n" + "\n".join(story.opening(goal)[1:] + render.integrity_lines(goal)))
         maker = makers.CommandMaker(f"{shlex.quote(sys.executable)} {shlex.quote(str(DATA / 'maker.py'))}")
         echo("\nrunning it, as `goal run` does:")
         result = runner.run_goal(store, goal.goal_id, maker, on_progress=on_progress,
-                                 on_iteration=lambda o: echo(_iteration(o)))
+                                 on_iteration=lambda o: echo(story.iteration(o)))
         goal_file = store.path_for(Goal, goal.goal_id)
         echo("\n" + _ending(result, goal_file, home, keep))
     return DemoResult(folder, project, home, goal_file, result)
@@ -122,29 +122,9 @@ def _home(home: Path) -> Iterator[None]:
             os.environ["GOAL_CONVERGENCE_HOME"] = before
 
 
-def _iteration(outcome: engine.Outcome) -> str:
-    """`goal run`'s progress line, then what the maker said, what the guard refused and the hint it got."""
-    lines = [render.iteration_line(outcome)]
-    it = outcome.iteration
-    if it is None:
-        return lines[0]
-    lines.append(f"  maker: {(it.maker_summary or '').strip()}")
-    guard = it.integrity
-    if guard and guard.blocks:
-        lines.append("  integrity guard: the checks pass, but not as the goal began them; refused:")
-        lines += render.guard_lines(guard, "    ")
-    if outcome.decision.action == "continue" and outcome.decision.hint:
-        lines.append(f"  hint back to the maker: {outcome.decision.hint}")
-    return "\n".join(lines)
-
-
 def _ending(result: runner.RunResult, goal_file: Path, home: Path, keep: bool) -> str:
-    env = "" if keep else f"GOAL_CONVERGENCE_HOME={shlex.quote(str(home))} "
-    ledger = [f"  #{e['iteration']} {e['action']:<8} {e['passing']}/{e['conditions']} passing, "
-              f"integrity {'refused' if (e['integrity'] or {}).get('issues') else 'clean'}, "
-              f"${e['costUsd']:.4f}" for e in result.ledger()["evidence"]]
-    return "\n".join([render.run_summary(result.goal, result.stop), "ledger (`goal run --json` prints it whole):",
-                      *ledger, f"goal file: {goal_file}",
-                      f"look at it: {env}goal status {result.goal.goal_id}",
-                      "next: the real routes in the README (inside Claude Code, or `goal run` with `claude -p` "
-                      "or --maker-cmd)"])
+    """`goal run`'s ending, the goal file, and the two ways to put a goal on a project of your own."""
+    return "\n".join([*story.ending(result, "" if keep else story.home_prefix(str(home))), f"goal file: {goal_file}",
+                      "on a project of your own:",
+                      f'  {f"goal run {OBJECTIVE!r}":<44}(headless; the maker is `claude -p`, or --maker-cmd CMD)',
+                      f"  {f'/goal-convergence:goal {OBJECTIVE}':<44}(in Claude Code, with the plugin installed)"])

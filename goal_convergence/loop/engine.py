@@ -96,6 +96,7 @@ class Judged:
     error: str | None = None
     unaffordable: bool = False  # the call could not have been paid for within the budget, so none was made
     notes: list[str] = field(default_factory=list)
+    by: str | None = None  # who gave the verdict (Judgement.model): the report names that judge, not the goal's
 
 
 def _check_independence(goal: Goal, model: str | None) -> None:
@@ -219,7 +220,7 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
         judgement = judge.judge(oracle_input)
     except JUDGE_ERRORS as exc:  # a judge error still costs what its failed attempts spent
         return Judged(cost=getattr(exc, "cost", None) or Cost(), error=str(exc))
-    return Judged(verdict=judgement.verdict, cost=judgement.cost, notes=list(judgement.notes))
+    return Judged(verdict=judgement.verdict, cost=judgement.cost, notes=list(judgement.notes), by=judgement.model)
 
 
 def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *, stuck_cap: int | None = None,
@@ -285,7 +286,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     record = Iteration(
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
-        judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
+        judged_by=judged.by, judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
         integrity=guard, checkpoint=taken.checkpoint, attempt=attempt.number if attempt else None,
         regressions=regressions,
     )

@@ -64,13 +64,13 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
              on_iteration: Callable[[engine.Outcome], None] | None = None,
              on_progress: Callable | None = None, edges: engine.Edges | None = None,
              workdir: Path | None = None, attempts: int | None = None, branch: str | None = None,
-             settings: dict | None = None) -> RunResult:
+             settings: dict | None = None, on_start: Callable[[Goal], None] | None = None) -> RunResult:
     """Drive ``goal_id`` to its end (or until someone pauses it) with ``maker``. ``edges`` are the
     engine's (its clock included); tests hand in fakes. ``workdir``: a worktree to work in instead of the
     goal's project (engine.at). ``attempts`` (default: the goal's own, else one) makers race in worktrees of
     their own, and ``branch`` takes the winner's work instead of the user's files (attempts.py). ``settings``:
     the flags given with the goal's id (`goal run ID --oracle conditions`), applied once the claim is held, so
-    a run refused because another holds it changes nothing."""
+    a run refused because another holds it changes nothing. ``on_start`` sees the goal as the run begins it."""
     edges = edges or engine.Edges()
     if settings:
         moves.check_settings(store, goal_id, settings, via="goal run")  # a refusal leaves the goal as it was
@@ -79,6 +79,8 @@ def run_goal(store: Store, goal_id: str, maker: Maker, *,
         if settings:
             moves.reconfigure(store, goal_id, settings, via="goal run")
         goal = store.load(Goal, goal_id)
+        if on_start:
+            on_start(goal)
         n = parallel.count(goal, attempts) if workdir is None else 1  # a worktree's goal (a wave's) is one maker
         if goal.state == "active":
             engine.check_oracle(goal, edges)  # before the maker spends anything (errors.py)

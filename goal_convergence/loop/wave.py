@@ -185,7 +185,8 @@ def _work(members: list[Member], parallel: int, maker_cmd: str | None,
     def one(m: Member) -> None:
         if stop.is_set():
             return
-        args = [sys.executable, "-m", "goal_convergence", "run", m.goal.goal_id, "--workdir", str(m.workdir)]
+        # --quiet: the wave reads the run's closing lines (why it ended), not the story of its iterations
+        args = [sys.executable, "-m", "goal_convergence", "run", m.goal.goal_id, "--quiet", "--workdir", str(m.workdir)]
         out = process.Capture()
         done = process.run(args + (["--maker-cmd", maker_cmd] if maker_cmd else []), m.workdir, out, cancel=stop)
         m.code, m.said = done.code, out.last_text().strip()

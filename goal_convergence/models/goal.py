@@ -167,6 +167,9 @@ class Iteration(Model):
     conditions: list[ConditionEvidence] = Field(default_factory=list)
     tree_fingerprint: str = ""
     verdict: Verdict | None = None
+    judged_by: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                  description="Who gave the verdict: the oracle's model, `conditions` (no model) or "
+                                              "`command: CMD`.")
     judge_error: str | None = None
     decision: Decision
     maker_cost: Cost = Field(default_factory=Cost)

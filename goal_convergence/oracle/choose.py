@@ -43,6 +43,16 @@ def resolve(provider: str) -> str | None:
     return "anthropic" if _has_key() else "claude-cli" if printmode.binary() else None
 
 
+def runs_here(provider: str) -> str | None:
+    """The provider that judges here for ``provider`` (``auto`` resolved), or None when it cannot run here."""
+    resolved = resolve(provider)
+    if resolved == "anthropic":
+        return resolved if _has_key() else None
+    if resolved == "claude-cli":
+        return resolved if printmode.binary() else None
+    return resolved
+
+
 def get_oracle(config: OracleConfig, goal: Goal, *,
                rerun: Callable[[int], ConditionEvidence] | None = None) -> Oracle:
     """The judge ``config`` asks for. ``auto`` is anthropic when an API key is set, else claude-cli

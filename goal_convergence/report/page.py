@@ -28,7 +28,6 @@ from ..goals import lookup, trend
 from ..models import Goal
 from ..storage.store import Store
 from ..system import files
-from ..system.index import OPEN_STATES
 from ..system.text import clip, plural
 from . import render, view
 
@@ -90,6 +89,7 @@ def render_index(rows: list[IndexRow], project: str, now: datetime | None = None
 class Written:
     paths: dict[str, Path]  # goal id -> its report
     index: Path | None = None
+    note: str | None = None  # which goal this is, when no goal was named and none is open (lookup.shown)
 
     @property
     def main(self) -> Path:
@@ -103,7 +103,7 @@ class Written:
         if self.index:
             return f"wrote the index of {plural(len(self.paths), 'goal report')}: {self.index}"
         [(goal_id, path)] = self.paths.items()
-        return f"wrote the report of {goal_id}: {path}"
+        return (f"({self.note})\n" if self.note else "") + f"wrote the report of {goal_id}: {path}"
 
 
 def _write(path: Path, text: str, private: bool) -> Path:
@@ -121,20 +121,6 @@ def _write(path: Path, text: str, private: bool) -> Path:
     return path.resolve()
 
 
-def pick(store: Store, goal_id: str | None, cwd: Path) -> Goal:
-    """The goal named; else the project's one open goal; else, with none open, its newest goal."""
-    if goal_id:
-        return store.load(Goal, goal_id)
-    try:
-        return lookup.resolve(store, None, project=cwd, states=OPEN_STATES)
-    except GoalNotFound:
-        mine = project_goals(store, cwd)
-        if not mine:
-            raise GoalNotFound(f"no goal in {lookup.find_project(cwd)}; name one (`goal report ID`, ids in "
-                               f"`goal list --all`) or run from its project") from None
-        return store.load(Goal, mine[0])
-
-
 def project_goals(store: Store, cwd: Path) -> list[str]:
     """The ids of the project's goals, newest first."""
     root = str(lookup.find_project(cwd))
@@ -149,20 +135,22 @@ def _slug(root: str) -> str:
 
 
 def write(store: Store, goal_id: str | None, cwd: Path, output: Path | None = None, all_goals: bool = False,
-          now: datetime | None = None) -> Written:
-    """Write one goal's report (default: ``reports/GOAL-ID.html`` in the goal home), or with ``all_goals``
-    the report of every goal of the project and an index page linking them."""
+          now: datetime | None = None, session_id: str | None = None) -> Written:
+    """Write one goal's report (default: ``reports/GOAL-ID.html`` in the goal home; the goal named, else the
+    one every read command shows: lookup.shown), or with ``all_goals`` the report of every goal of the
+    project and an index page linking them."""
     if all_goals:
         if goal_id:
             raise UsageError("--all writes the report of every goal of the project; leave out the goal id")
         return _write_all(store, cwd, output, now)
-    goal = pick(store, goal_id, cwd)
+    found = lookup.shown(store, goal_id, cwd, session_id=session_id)
+    goal = found.goal
     path = output if output is not None else _home_reports(store) / f"{goal.goal_id}.html"
     if path.is_dir():
         path = path / f"{goal.goal_id}.html"
     if not path.parent.is_dir():
         raise InvalidInput(f"the folder {path.parent} does not exist; create it or choose another --output")
-    return Written({goal.goal_id: _write(path, render_goal(goal, now), output is None)})
+    return Written({goal.goal_id: _write(path, render_goal(goal, now), output is None)}, note=found.note)
 
 
 def _home_reports(store: Store) -> Path:

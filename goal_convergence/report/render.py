@@ -7,14 +7,14 @@ import shutil
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import ClassVar, TextIO
+from typing import TextIO
 
 from ..checks import inference
 from ..goals import standings, trend
 from ..models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from ..models.goal import HIDDEN
 from ..rules import plan
-from ..system.text import clip, money, plural, terminal_safe
+from ..system.text import clip, money, plural, state_words, terminal_safe
 
 
 def duration(seconds: float) -> str:
@@ -80,13 +80,30 @@ def state_line(goal: Goal) -> str:
     if goal.tampered:
         return (f"state: TAMPERED (the file says {goal.state}); {goal.tampered}; the next iteration escalates it "
                 f"and restores its sealed terms")
-    return f"state: {goal.state}" + (f" ({goal.stop_reason})" if goal.stop_reason else "")
+    return f"state: {state_words(goal.state, goal.stop_reason)}"
 
 
 def created(goal: Goal) -> str:
-    """What `goal new` prints: the goal, and why its checks were chosen when the objective named none."""
+    """What `goal new` prints: the goal, why its checks were chosen when the objective named none, and what will
+    not work as the user may expect (creation_notes)."""
     note = inference.guard_note(goal.stopping_conditions)
-    return f"created {goal.goal_id}\n{status(goal)}" + (f"\n{note}" if note else "")
+    return "\n".join([f"created {goal.goal_id}", status(goal), *([note] if note else []), *creation_notes(goal)])
+
+
+def creation_notes(goal: Goal) -> list[str]:
+    """Said when the goal is made, not found out later: a project outside git, a judge that cannot run here."""
+    from . import judge
+
+    notes = []
+    if goal.base_commit is None:
+        b = goal.baseline
+        over = f", {len(b.unkept)} of them over the size limits (a change to those is seen but cannot be undone)" \
+            if b and b.unkept else ""
+        notes.append(f"note: {goal.project_root} is not a git repository (or has no commit yet): the baseline is "
+                     f"a copy of {plural(b.files if b else 0, 'check-defining file')}{over}, and there will be no checkpoints "
+                     f"(`goal diff`, `goal rewind`). For those, run `git init` and commit, then make the goal again.")
+    missing = judge.unavailable(goal)
+    return notes + ([f"note: {missing}"] if missing else [])
 
 
 def oracle_line(goal: Goal) -> str:
@@ -175,7 +192,7 @@ def integrity_lines(goal: Goal) -> list[str]:
     how = ("reported, NOT enforced (--tests-may-change: the objective is to change tests)" if goal.tests_may_change
            else "enforced: a green run converges only if the original tests still run and pass")
     last = goal.history[-1].integrity if goal.history else None
-    kept = f"  baseline: {b.files} check-defining file(s) kept" + (f"; {b.note}" if b.note else "")
+    kept = f"  baseline: {plural(b.files, 'check-defining file')} kept" + (f"; {b.note}" if b.note else "")
     return [f"integrity: {how}", kept, *census_lines(b.census, last, "  "), *(guard_lines(last, "  ") if last else [])]
 
 
@@ -199,8 +216,9 @@ def guard_lines(guard: Integrity, indent: str = "") -> list[str]:
                      + (f" ({p.failures[0]})" if p.failures else ""))
     elif guard.pristine_note:
         lines.append(f"{indent}pristine re-run: {guard.pristine_note}")
-    lines += [f"{indent}issue: {i.kind}: {i.subject}: {i.detail}" + (f" (since #{i.since})" if i.since else "")
-              for i in guard.issues[:10]]
+    # a detail that names its subject already (a test id, a file) says it once
+    lines += [f"{indent}issue: {i.kind}: " + (i.detail if i.subject in i.detail else f"{i.subject}: {i.detail}")
+              + (f" (since #{i.since})" if i.since else "") for i in guard.issues[:10]]
     lines += [f"{indent}finding: {i.kind}: {i.detail}" for i in guard.findings[:10]]
     lines += [f"{indent}note: {note}" for note in guard.notes[:5]]
     return lines
@@ -294,23 +312,30 @@ def evidence_table(evidence: list[ConditionEvidence]) -> str:
 
 
 class LiveProgress:
-    """An ``on_progress`` for ``conditions.run_conditions`` that redraws one line a condition, with
-    its elapsed time, on a terminal. It draws nothing when the stream (stderr by default) is not a
-    terminal."""
+    """An ``on_progress`` for ``conditions.run_conditions`` that redraws one line a condition, with a
+    spinner and its elapsed time, on a terminal, once a condition has run for a second (a quicker run is
+    told by the line that follows it). It draws nothing when the stream (stderr by default) is not a
+    terminal. The standard library's escapes do it: a spinner and a clock are not worth a dependency
+    (``python -X importtime``: rich.progress takes about 47 ms, five times the hooks' whole fast path)."""
 
-    _MARKS: ClassVar[dict[bool | None, str]] = {None: "…", True: "✓", False: "✗"}
+    _SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+    AFTER = 1.0  # seconds a condition runs before the display appears
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
         self._drawn = 0
+        self._turns = 0  # frames drawn: the spinner moves one step a frame
+        self._MARKS: dict[bool | None, str] = {None: self._SPIN[0], True: "✓", False: "✗"}
         try:
             self.enabled = self._stream.isatty()
         except (AttributeError, ValueError):
             self.enabled = False
 
     def __call__(self, states: Sequence[tuple[int, str, float, bool | None]]) -> None:
-        if not self.enabled:
+        if not self.enabled or not (self._drawn or any(s[2] >= self.AFTER and s[3] is None for s in states)):
             return
+        self._MARKS[None] = self._SPIN[self._turns % len(self._SPIN)]
+        self._turns += 1
         # One line each, never wrapped: the cursor moves back up by the number of lines drawn.
         width = max(20, shutil.get_terminal_size().columns - 1)
         out = [f"\x1b[{self._drawn}F"] if self._drawn else []
@@ -321,4 +346,6 @@ class LiveProgress:
         with contextlib.suppress(OSError, ValueError):
             self._stream.write("".join(out))
             self._stream.flush()
-            self._drawn = len(states)
+            # Once every condition has its result the lines stay as they are, and the next run draws below
+            # them (and below whatever was printed in between) instead of over them.
+            self._drawn = 0 if all(s[3] is not None for s in states) else len(states)

@@ -15,7 +15,7 @@ from . import chart, render
 
 # The design's table of stop reasons, in the words a person reads.
 MEANING = {
-    "converged": "all conditions pass as the goal began them and the oracle agrees",
+    "converged": "all conditions pass as the goal began them and the oracle agrees",  # meaning() names the judge
     "unfixable": "the oracle judged the goal impossible here (with evidence)",
     "stuck": "no progress: the same failures and no change to the tree, iteration after iteration",
     "timeout": "wall-time budget spent (paused time does not count)",
@@ -32,6 +32,36 @@ KINDS = {"converge": "converged", "veto": "green, not accepted (oracle veto, int
 HYDRATED_TAIL = 4000  # characters of a condition's output tail the timeline shows (latest iterations only)
 
 
+def judged_by(goal: Goal, it: Iteration | None = None) -> str:
+    """Who gave an iteration's verdict (``Iteration.judged_by``; for iterations recorded before it was kept, the
+    goal's judge): a model's name, ``conditions`` or ``command: CMD``."""
+    if it is not None and it.judged_by:
+        return it.judged_by
+    o = goal.oracle
+    return o.provider if o.provider == "conditions" else f"command: {o.command}" if o.provider == "command" else o.model
+
+
+def verdict_title(by: str) -> str:
+    """The heading of a verdict, in the words of the judge that gave it."""
+    if by == "conditions":
+        return "Judged by the conditions alone (no oracle model)"
+    return f"The command oracle's verdict ({by.removeprefix('command: ')})" if by.startswith("command: ") else (
+        f"Oracle verdict ({by})")
+
+
+def meaning(goal: Goal) -> str:
+    """The stop reason in words, with "the oracle agrees" only where an oracle judged the last iteration."""
+    if goal.accepted_at:
+        return ACCEPTED
+    said = MEANING.get(goal.stop_reason or "", "")
+    by = judged_by(goal, goal.history[-1] if goal.history else None)
+    if goal.stop_reason == "converged" and by == "conditions":
+        return "all conditions pass as the goal began them (the conditions alone judge: no oracle model)"
+    if goal.stop_reason == "converged" and by.startswith("command: "):
+        return "all conditions pass as the goal began them and the command oracle agrees"
+    return said
+
+
 @dataclass(frozen=True)
 class Entry:
     """One iteration on the timeline: the record itself and its measures."""
@@ -41,6 +71,7 @@ class Entry:
     seconds: float  # from start to end
     diff: str | None  # the checkpoint commands, when it has one
     rewind: str | None
+    by: str = ""  # who gave the verdict (judged_by)
 
 
 def when(stamp: str | None) -> str:
@@ -78,7 +109,7 @@ def series(goal: Goal, points: list[trend.Point]) -> list[chart.Series]:
                         lambda v: f"{v:g}", step=True, whole=True)]
     failing = [p.failing_tests for p in points]
     if any(v is not None for v in failing):
-        out.append(chart.Series("failing", "Failing tests (test census)", failing,
+        out.append(chart.Series("failing", f"Failing tests (census of condition {trend.census_label(goal)})", failing,
                                 chart.nice_top(max(v for v in failing if v is not None)), lambda v: f"{v:g}",
                                 whole=True))
     coverage = [p.coverage for p in points]
@@ -103,7 +134,7 @@ def _entry(goal: Goal, it: Iteration, point: trend.Point) -> Entry:
     seconds = max(0.0, (parse_iso(it.ended_at) - parse_iso(it.started_at)).total_seconds())
     has = it.checkpoint is not None
     return Entry(it, point, seconds, f"goal diff {goal.goal_id} {it.number}" if has else None,
-                 f"goal rewind {goal.goal_id} {it.number}" if has else None)
+                 f"goal rewind {goal.goal_id} {it.number}" if has else None, judged_by(goal, it))
 
 
 def page(goal: Goal, now: datetime | None = None) -> dict:
@@ -113,18 +144,20 @@ def page(goal: Goal, now: datetime | None = None) -> dict:
     closest = trend.best(goal) if goal.state != "converged" else None
     entries = [_entry(goal, it, p) for it, p in zip(goal.history, points, strict=True)]
     return {
-        "goal": goal, "meaning": ACCEPTED if goal.accepted_at else MEANING.get(goal.stop_reason or "", ""), "kinds": KINDS,
+        "goal": goal, "meaning": meaning(goal), "kinds": KINDS,
         "tampered": goal.tampered,
         "generated": when(now.isoformat()), "gauges": gauges(goal, now),
         "chart": chart.chart(series(goal, points), [p.kind for p in points], points[0].number if points else 1),
         # what the page's script shows on hover: one row an iteration, in the order of the chart's bands
         "rows": [[p.number, p.passing, p.total, p.failing_tests, p.coverage, round(p.dollars, 6),
-                  round(p.cumulative, 6), p.kind, p.metric] for p in points],
+                  round(p.cumulative, 6), p.kind, p.metric, render.money(p.dollars), render.money(p.cumulative)]
+                 for p in points],
         "entries": entries, "latest": {e.it.number for e in entries[-3:]},
         "attempts": standings.standings(goal),
         "closest": next((e for e in entries if closest is not None and e.it is closest), None),
         "oracle": render.oracle_line(goal).removeprefix("oracle: "),
         "open_tasks": sum(t.state == "open" for t in goal.tasks),
+        "verdict_title": verdict_title,
         "summary": f"{plural(goal.spent.iterations, 'iteration')}, {render.duration(active_seconds(goal, now))} "
                    f"active, {render.money(goal.spent.dollars)}",
         "tail_chars": HYDRATED_TAIL,

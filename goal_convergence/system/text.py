@@ -3,6 +3,8 @@ says how much was left out so that the model does not take the rest for the whol
 
 from __future__ import annotations
 
+import math
+
 
 def plural(n: int, noun: str) -> str:
     """``1 iteration``, ``2 iterations``: a count a person reads, never ``iteration(s)``."""
@@ -10,7 +12,21 @@ def plural(n: int, noun: str) -> str:
 
 
 def money(dollars: float) -> str:
-    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.2f}"
+    """Every amount of money a person reads, in cents (``$0.00``, ``$12.35``); below a cent, with the digits
+    it takes to show two significant ones (``$0.0042``), so a cheap call is not shown as free. Floor:
+    ``<$0.000001``."""
+    if dollars < 0:
+        return "-" + money(-dollars)
+    if dollars == 0 or dollars >= 0.01:
+        return f"${dollars:.2f}"
+    if dollars < 0.000001:
+        return "<$0.000001"
+    return "$" + f"{dollars:.{1 - math.floor(math.log10(dollars))}f}".rstrip("0")
+
+
+def state_words(state: str, stop_reason: str | None) -> str:
+    """``converged``, ``escalated (stuck)``: the stop reason only where it says more than the state."""
+    return f"{state} ({stop_reason})" if stop_reason and stop_reason != state else state
 
 
 def clip(text: str, width: int) -> str:

@@ -119,9 +119,9 @@ def test_the_fan_in_reads_every_ledger_and_keeps_each_row_in_its_cell(tmp_path, 
 
     assert done.returncode == 0, done.stderr
     summary = github["GITHUB_STEP_SUMMARY"].read_text()
-    assert "| ✅ | `goal-00000000` | fix \\| the pipe and newline | converged | 1 | $0.2500 |" in summary
-    assert "| ❌ | `goal-00000001` | give up | stuck | 2 | $0.2500 |" in summary
-    assert "Total spent: $0.5000." in summary
+    assert "| ✅ | `goal-00000000` | fix \\| the pipe and newline | converged | 1 | $0.25 |" in summary
+    assert "| ❌ | `goal-00000001` | give up | stuck | 2 | $0.25 |" in summary
+    assert "Total spent: $0.50." in summary
     assert parse_file_commands(github["GITHUB_OUTPUT"].read_text()) == {
         "count": "2", "met-count": "1", "met": "false", "total-cost-usd": "0.5"}
 

@@ -14,6 +14,7 @@ import click
 from goal_convergence.goals import listing
 from goal_convergence.storage.store import Store
 from goal_convergence.system import index, quarantine
+from goal_convergence.system.text import money as render_money
 from tests.conftest import REPO, run_goal
 
 STATES = ("active", "paused", "converged", "escalated", "failed")
@@ -22,14 +23,14 @@ OBJECTIVES = ["make all tests pass", "don't break the \"API\"\nsecond line", "ü
 
 
 def test_the_goal_table():
-    assert list(listing.table([])) == ["no goals"]
+    assert list(listing.table([])) == ["no goals yet; start one with `goal new OBJECTIVE` (or `goal demo` to watch one)"]
     rows = [{"goalId": "goal-aaaaaaaa", "state": "active", "iterations": 2, "maxIterations": 15, "dollars": 0.5,
              "objective": "first line\nsecond line"},
             {"goalId": "goal-bbbbbbbb", "state": "paused", "iterations": 0, "maxIterations": None, "dollars": 12.0,
              "objective": "x" * 100}]
     header, first, second = listing.table(rows)
     assert header.split() == ["ID", "STATE", "ITER", "SPEND", "OBJECTIVE"]
-    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.5000", "first", "line", "second", "line"]
+    assert first.split() == ["goal-aaaaaaaa", "active", "2/15", "$0.50", "first", "line", "second", "line"]
     assert second.split() == ["goal-bbbbbbbb", "paused", "0/∞", "$12.00", "x" * 70]
     assert first.index("first") == header.index("OBJECTIVE")  # the columns line up
 
@@ -62,7 +63,7 @@ def _table(rows: list[dict]) -> str:
     lines = [f"{'ID':<13} {'STATE':<9} {'ITER':>7} {'SPEND':>9}  OBJECTIVE"]
     for s in rows:
         its = f"{s['iterations']}/{s['maxIterations'] or '∞'}"
-        money = f"${s['dollars']:.4f}" if s["dollars"] < 1 else f"${s['dollars']:.2f}"
+        money = render_money(s["dollars"])
         objective = s["objective"].replace("\n", " ")
         lines.append(f"{s['goalId']:<13} {s['state']:<9} {its:>7} {money:>9}  {objective[:70]}")
     return click.unstyle("\n".join(lines))
@@ -85,7 +86,7 @@ def test_the_streamed_list_is_the_text_the_whole_one_was(gc_home, make_goal, tmp
 
 
 def test_an_empty_home_lists_no_goals(tmp_path):
-    assert run_goal(tmp_path, "list").stdout == "no goals\n"
+    assert run_goal(tmp_path, "list").stdout.startswith("no goals yet;")
     assert run_goal(tmp_path, "list", "--json").stdout == "[]\n"
 
 

@@ -54,7 +54,7 @@ def test_the_closest_iteration_has_the_most_passing_then_the_fewest_failing_test
 def test_status_shows_the_trend_in_one_line(make_goal):
     goal = make_goal(history=[_it(n, [f == 0, n > 2], [f, None]) for n, f in enumerate([8, 6, 2, 0], 1)])
     line = trend.line(goal)
-    assert line == "trend #1-#4: failing tests █▆▃▁ (8 → 0); passing ▁▁▅█ (0/2 → 2/2)"
+    assert line == "trend #1-#4: failing tests [0] █▆▃▁ (8 → 0); passing ▁▁▅█ (0/2 → 2/2)"
     assert line in render.status(goal).splitlines()
     assert not [s for s in render.status(make_goal()).splitlines() if s.startswith("trend")]  # nothing to draw yet
 
@@ -64,3 +64,13 @@ def test_the_status_trend_shows_the_latest_iterations_only_and_passing_alone_wit
     line = trend.line(goal)
     assert line.startswith("trend #21-#50: passing ") and "failing tests" not in line
     assert len(line.split()[3]) == trend.SPARK_WIDTH
+
+
+def test_a_failing_test_two_conditions_ran_counts_once_from_the_census_that_ran_the_most(make_goal):
+    from goal_convergence.models import Baseline
+
+    start = [Census(runner="pytest", ran=4, failed=1), Census(runner="pytest", ran=10, failed=1)]
+    goal = make_goal(history=[_it(1, [False, False], [1, 1]), _it(2, [True, True], [0, 0])],
+                     baseline=Baseline(census=start))
+    assert trend.census_index(goal) == 1 and [p.failing_tests for p in trend.points(goal)] == [1, 0]
+    assert trend.line(goal).startswith("trend #1-#2: failing tests [1] █▁ (1 → 0)")

@@ -51,6 +51,12 @@ def test_the_demo_converges_after_a_caught_cheat_in_a_home_of_its_own(tmp_path, 
                  f"GOAL_CONVERGENCE_HOME={tmp_path / 'demo/home'} goal status {goal.goal_id}"):
         assert said in out, said
     assert out.index("iteration 1/6") < out.index("integrity guard") < out.index("converged after")
+    # the guard names the skipped test once, and the demo ends with commands to copy (issue 28)
+    [issue] = [line for line in out.splitlines() if "issue: test-skipped" in line]
+    assert issue.count("test_questions_and_exclamations_end_sentences_too") == 1
+    assert out.rstrip().endswith("  /goal-convergence:goal make all tests pass  "
+                                 "(in Claude Code, with the plugin installed)")
+    assert "  goal run 'make all tests pass'" in out and "real routes" not in out
     assert not (gc_home / "goals").exists()  # the user's goal list is untouched
     assert os.environ["GOAL_CONVERGENCE_HOME"] == str(gc_home)  # and the setting is put back
 

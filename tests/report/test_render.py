@@ -16,7 +16,7 @@ from goal_convergence.report import render
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("dollars", "text"), [(0, "$0.0000"), (0.01234, "$0.0123"), (0.99994, "$0.9999"),
+@pytest.mark.parametrize(("dollars", "text"), [(0, "$0.00"), (0.01234, "$0.01"), (0.99994, "$1.00"),
                                                (1, "$1.00"), (12.345, "$12.35"), (1234.5, "$1234.50")])
 def test_money(dollars, text):
     assert render.money(dollars) == text
@@ -49,10 +49,10 @@ def test_the_status_page(make_goal):
     lines = render.status(goal, now=T0 + timedelta(minutes=11)).splitlines()
     assert lines[:9] == [f"{goal.goal_id}: ship it", "state: escalated (stuck)", f"project: {goal.project_root}",
                          "session: s-1", "conditions:", "  [0] test_pass: pytest -q",
-                         "  [1] coverage_threshold (>= 85%): cov", "budget: iterations 0/15, time 0s/2h, spend $0.0000/$10.00",
+                         "  [1] coverage_threshold (>= 85%): cov", "budget: iterations 0/15, time 0s/2h, spend $0.00/$10.00",
                          "oracle: auto (claude-haiku-5-5)"]
     assert "integrity: enforced: a green run converges only if the original tests still run and pass" in lines
-    assert "  baseline: 3 check-defining file(s) kept" in lines
+    assert "  baseline: 3 check-defining files kept" in lines
     assert "  tests [0] at start: pytest: 8 ran (8 passed)" in lines
     assert "  tests [1] at start: unknown (no census from this runner)" in lines
     assert "  #1 continue 0/0 passing, 10m00s ago" in lines and lines[-1] == "last hint: look at parse()"
@@ -131,7 +131,7 @@ def test_evidence_table():
     assert table[-1] == "1/5 conditions pass"
 
 
-def test_live_progress_draws_on_a_terminal_only(tmp_path):
+def test_live_progress_draws_on_a_terminal_only_once_a_condition_runs_a_second(tmp_path):
     plain = io.StringIO()
     render.LiveProgress(plain)([(0, "pytest", 1.0, None)])
     assert plain.getvalue() == ""
@@ -140,13 +140,17 @@ def test_live_progress_draws_on_a_terminal_only(tmp_path):
     with os.fdopen(follower, "w", encoding="utf-8") as tty:
         progress = render.LiveProgress(tty)
         assert progress.enabled
-        progress([(0, "pytest -q", 0.1, None), (1, "ruff check .", 0.1, None)])
+        progress([(0, "pytest -q", 0.1, None), (1, "ruff check .", 0.1, None)])  # quick so far: nothing drawn
+        progress([(0, "pytest -q", 1.2, None), (1, "ruff check .", 0.2, False)])
         progress([(0, "pytest -q", 1.5, True), (1, "ruff check .", 0.2, False)])
+        progress([(0, "pytest -q", 1.1, None)])  # the next run draws below the last, not over it
     drawn = b""
-    while drawn.count(b"\n") < 4 and select.select([leader], [], [], 2)[0]:
+    while drawn.count(b"\n") < 5 and select.select([leader], [], [], 2)[0]:
         drawn += os.read(leader, 65536)
     os.close(leader)
     text = drawn.decode()
-    assert "… [0]    0.1s  pytest -q" in text
-    assert "\x1b[2F" in text  # back up over the two lines drawn before
+    assert "0.1s" not in text
+    assert f"{render.LiveProgress._SPIN[0]} [0]    1.2s  pytest -q" in text
+    assert text.count("\x1b[2F") == 1  # back up over the two lines drawn before, once
     assert "✓ [0]    1.5s  pytest -q" in text and "✗ [1]    0.2s  ruff check ." in text
+    assert text.endswith(f"\x1b[2K{render.LiveProgress._SPIN[2]} [0]    1.1s  pytest -q\r\n")  # a step a frame

@@ -150,7 +150,7 @@ def test_report_writes_into_the_goal_home_and_says_where(store, project, gc_home
     done = run_goal(project, "report")
     assert done.returncode == 0, done.stderr
     path = gc_home / "reports" / f"{goal.goal_id}.html"
-    assert done.stdout.strip() == f"wrote the report of {goal.goal_id}: {path}"
+    assert done.stdout.strip().splitlines()[-1] == f"wrote the report of {goal.goal_id}: {path}"
     assert f'data-goal="{goal.goal_id}"' in path.read_text()
     assert oct(path.stat().st_mode & 0o777) == "0o600"  # the home's files are private
     listed = json.loads(run_goal(project, "report", goal.goal_id, "--json").stdout)

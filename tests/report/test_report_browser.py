@@ -71,10 +71,12 @@ def expected(doc: dict) -> dict:
     """What the page must show, worked out from the goal file's JSON on its own."""
     its = doc["history"]
     passing = [sum(c["passed"] for c in it["conditions"]) for it in its]
-    failing = []
-    for it in its:
-        counts = [c["census"]["failed"] for c in it["conditions"] if (c.get("census") or {}).get("failed") is not None]
-        failing.append(sum(counts) if counts else None)
+    # one condition's census, never a sum: the one whose start census ran the most tests (the first on ties)
+    start = [(c["ran"] or 0, -i) for i, c in enumerate((doc.get("baseline") or {}).get("census") or []) if c]
+    counted = -max(start)[1] if start else next(
+        (c["index"] for it in its for c in it["conditions"] if c.get("census")), None)
+    failing = [next((c["census"].get("failed") for c in it["conditions"] if c["index"] == counted and c.get("census")),
+                    None) for it in its]
     coverage = [next((c["coverage"] for c in it["conditions"] if c.get("coverage") is not None), None) for it in its]
     cumulative, total = [], 0.0
     for it in its:
@@ -164,8 +166,8 @@ def test_the_report_of_a_real_run_draws_the_goal_files_numbers(browser, converge
     assert page["gauges"]["dollars"]["spent"] == pytest.approx(spent["makerDollars"] + spent["oracleDollars"])
 
     tip, visibility = browser.evaluate(HOVER % 1)
-    assert (tip, visibility) == ("#2 · continue · 0/2 passing · 1 failing tests · coverage 75% · $0.0000 "
-                                 "(total $0.0000)", "visible")
+    assert (tip, visibility) == ("#2 · continue · 0/2 passing · 1 failing tests · coverage 75% · $0.00 "
+                                 "(total $0.00)", "visible")
     assert browser.evaluate("document.getElementById('it-2').open") is True  # the click opened its entry
     screenshot(browser, tmp_path, "report-real-run.png", record_property, capsys)
 

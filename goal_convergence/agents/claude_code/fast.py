@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...system import index
-from ...system.text import json_escaped, terminal_safe
+from ...system.text import json_escaped, money, terminal_safe
 
 EVENTS = ("session-start", "stop", "session-end", "prompt-expansion", "pre-tool-use")
 RESUMING = ("resume", "compact")  # SessionStart sources that continue this session's goal
@@ -131,7 +131,7 @@ def session_start_answer(summaries: list[dict[str, object]], session_id: str, cw
 
 
 def _progress(s: dict[str, object]) -> str:
-    return f"iteration {s.get('iterations', 0)}/{s.get('maxIterations') or '∞'}, ${s.get('dollars', 0):.4f} spent"
+    return f"iteration {s.get('iterations', 0)}/{s.get('maxIterations') or '∞'}, {money(s.get('dollars', 0))} spent"
 
 
 def _describe(s: dict[str, object], session_id: str) -> str:

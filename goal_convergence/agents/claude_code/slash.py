@@ -33,9 +33,8 @@ from ...cli.options import budget_options, goal_options, report_options, session
 from ...errors import GoalConvergenceError, InvalidInput
 from ...goals import creation, listing, lookup
 from ...models import GOAL_ID_RE, Goal
-from ...report import render
+from ...report import judge, render, story
 from ...storage.store import Store
-from ...system.index import STATES
 from ...system.text import plural
 from .fast import COMMAND
 
@@ -107,7 +106,7 @@ def _new(text: str, call: _Call) -> Reply:
     params.update(session_id=call.session_id, agent=call.agent, project=params.get("project") or str(call.cwd))
     goal = creation.new_goal(call.store, spec_from(objective, params))
     return Reply(f"goal-convergence started goal {goal.goal_id}, bound to this session.\n\n{_brief(goal)}\n\n{WORK_ON_IT}",
-                 f"goal-convergence: started {goal.goal_id} ({render.budget_line(goal)})")
+                 _started("started", goal))
 
 
 def _parse(command: click.Command, args: list[str]) -> dict:
@@ -124,22 +123,20 @@ def _brief(goal: Goal) -> str:
     return "\n".join(lines)
 
 
-def _judge(goal: Goal) -> str:
-    from ...oracle.choose import (  # the oracle's modules: only for a new or resumed goal
-        SET_UP,
-        resolve,
-    )
+def _started(verb: str, goal: Goal) -> str:
+    """The start message the user sees: what will be enforced (checks, judge) and the budget, in two lines."""
+    checks, budget = story.headline(goal)
+    return f"goal-convergence: {verb} {goal.goal_id}: {checks}\n{budget}"
 
-    provider = goal.oracle.provider
-    if provider == "conditions":
-        return "Judge: the conditions alone (no oracle model)."
-    if provider == "command":
-        return f"Judge: the command oracle (`{goal.oracle.command}`) reviews every attempt."
-    resolved = resolve(provider)
-    if resolved is None:
-        return f"Judge: the auto oracle, but none can run here yet: {SET_UP}."
-    named = f"the auto oracle, here the {resolved} provider" if provider == "auto" else f"the {resolved} oracle"
-    return f"Judge: {named} ({goal.oracle.model}), a different model with read-only access, reviews every attempt."
+
+def _judge(goal: Goal) -> str:
+    missing = judge.unavailable(goal)
+    if missing:
+        return f"Judge: {judge.who(goal)}. Note: {missing}."
+    if goal.oracle.provider == "conditions":
+        return f"Judge: {judge.who(goal)}."
+    model = "" if goal.oracle.provider == "command" else ", a different model with read-only access,"
+    return f"Judge: {judge.who(goal)}{model} reviews every attempt."
 
 
 def _goal_id(call: _Call) -> str | None:
@@ -188,29 +185,34 @@ def _resume(call: _Call) -> Reply:
     hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
     return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"
                  f"{_brief(goal)}{hint}\n\n{WORK_ON_IT}",
-                 f"goal-convergence: resumed {goal.goal_id} ({render.budget_line(goal)})")
+                 _started("resumed", goal) + f" (spent: {render.budget_line(goal)})")
 
 
 def _status(call: _Call) -> Reply:
     _no_flags(call)
-    goal = status.find(call.store, _goal_id(call), **_where(call))
-    return Reply(f"{render.status(goal)}\n\nShow this status to the user; do not start work because of it.")
+    found = status.find(call.store, _goal_id(call), **_where(call))
+    return Reply(f"{_noted(found.note)}{render.status(found.goal)}\n\n"
+                 f"Show this status to the user; do not start work because of it.")
+
+
+def _noted(note: str | None) -> str:
+    return f"({note})\n" if note else ""
 
 
 def _list(call: _Call) -> Reply:
     show_all = call.args == ["--all"]
     if call.args and not show_all:
         raise InvalidInput(f"`list` takes only --all (got {' '.join(call.args)})")
-    found = listing.goals(call.store.root, show_all, call.store.quarantined)
-    listed = output.listed("\n".join(listing.table(found)), call.store.root)
+    found = listing.goals(call.store.root, True, call.store.quarantined)
+    listed = output.listed("\n".join(listing.table(found, show_all)), call.store.root)
     return Reply(f"{listed}\n\nShow this list to the user; do not start work because of it.")
 
 
 def _check(call: _Call) -> Reply:
     _no_flags(call)
-    goal, evidence = check.check(call.store, _goal_id(call), **_where(call))
+    found, evidence = check.check(call.store, _goal_id(call), **_where(call))
     table = render.evidence_table(evidence)
-    return Reply(f"The checks of goal {goal.goal_id}, run now (not counted as an iteration):\n{table}\n\n"
+    return Reply(f"{_noted(found.note)}The checks of goal {found.goal.goal_id}, run now (not counted as an iteration):\n{table}\n\n"
                  f"Show these results to the user.")
 
 
@@ -218,8 +220,8 @@ def _checkpoints(call: _Call) -> Reply:
     """`diff` and `rewind`: the CLI's, on the named goal or else this session's or the project's."""
     rest = [a for a in call.args if not GOAL_ID_RE.match(a)]
     call.args = [a for a in call.args if GOAL_ID_RE.match(a)]
-    goal = lookup.resolve(call.store, _goal_id(call), call.cwd, STATES, session_id=call.session_id)
-    return _pass_through(call.sub, [goal.goal_id, *rest], call.cwd)
+    found = lookup.shown(call.store, _goal_id(call), call.cwd, session_id=call.session_id)
+    return _pass_through(call.sub, [found.goal.goal_id, *rest], call.cwd, _noted(found.note))
 
 
 def _report(call: _Call) -> Reply:
@@ -276,7 +278,7 @@ SUBCOMMANDS: dict[str, Callable[[_Call], Reply]] = {
 }
 
 
-def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
+def _pass_through(name: str, args: list[str], cwd: Path, note: str = "") -> Reply:
     """Run `goal <name> ...` as the CLI itself would, and hand its output over. In this process, as the person's
     (person.py): Claude Code, whose child this hook is, may be a recorded maker, and a child process could not
     prove it was started by the person's slash command rather than by the maker."""
@@ -289,4 +291,4 @@ def _pass_through(name: str, args: list[str], cwd: Path) -> Reply:
     # the heartbeat is quiet when nothing changed, which is right for cron and puzzling in a session
     quiet = "nothing new: no check failed that is not already a goal or a triage item" if name == "heartbeat" else ""
     output = out.getvalue().strip() or quiet or "(no output)"
-    return Reply(f"Output of `{shown}` (exit {code}):\n{output}\n\nShow this to the user.")
+    return Reply(f"{note}Output of `{shown}` (exit {code}):\n{output}\n\nShow this to the user.")

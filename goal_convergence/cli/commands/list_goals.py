@@ -18,8 +18,8 @@ def list_cmd(show_all: bool, json_out: bool) -> None:
 
     home, moved = index.home(), []
     click.get_current_context().call_on_close(lambda: output.report_quarantine(moved))
-    found = listing.goals(home, show_all, moved)
-    output.echo_lines(listing.as_json(found) if json_out else listing.table(found))
+    found = listing.goals(home, show_all or not json_out, moved)  # the text names the newest goal when none is open
+    output.echo_lines(listing.as_json(found) if json_out else listing.table(found, show_all))
     notice = "" if json_out else quarantine.notice(home)
     if notice:
         click.echo(f"\n{notice}")

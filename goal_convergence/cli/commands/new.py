@@ -20,4 +20,7 @@ def new_cmd(objective: str, json_out: bool, **options) -> None:
     from ...report import render
 
     goal = creation.new_goal(output.store(), spec_from(objective, options), on_progress=output.live_progress(json_out))
+    if json_out:
+        for note in render.creation_notes(goal):  # beside the JSON, not in it
+            click.echo(note, err=True)
     output.echo_goal(goal) if json_out else click.echo(render.created(goal))

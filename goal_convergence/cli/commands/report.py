@@ -17,15 +17,11 @@ if TYPE_CHECKING:
 
 def write(store: Store, goal_id: str | None, project: Path, *, session_id: str | None = None,
           to: Path | None = None, all_goals: bool = False) -> Written:
-    """The report of the goal named, else this session's goal whatever its state, else the project's open
-    goal or its newest (``all_goals``: every goal of the project and an index page)."""
+    """The report of the goal named, else of the goal every read command shows (lookup.shown), or with
+    ``all_goals`` of every goal of the project and an index page."""
     from ...report import page  # Jinja2 and the templates: only when a report is asked for
-    from ...system.index import STATES, bound_to_session
 
-    if not goal_id and not all_goals and session_id:
-        bound = bound_to_session(store.summaries(), session_id, STATES)
-        goal_id = bound[0]["goalId"] if bound else None
-    return page.write(store, goal_id, project, output=to, all_goals=all_goals)
+    return page.write(store, goal_id, project, output=to, all_goals=all_goals, session_id=session_id)
 
 
 @click.command("report")
@@ -37,6 +33,8 @@ def report_cmd(goal_id: str | None, output: Path | None, open_it: bool, all_goal
     from ...report import page
 
     written = write(_output.store(), goal_id, Path.cwd(), to=output, all_goals=all_goals)
+    if json_out:
+        _output.echo_note(written.note, json_out)
     _output.echo_json(written.summary()) if json_out else click.echo(written.text())
     note = page.open_in_browser(written.main) if open_it else None
     if note:

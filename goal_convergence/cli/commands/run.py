@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -21,27 +20,29 @@ from ..options import attempts_option, budget_options, given, goal_options, spec
 @attempts_option
 @click.option("--branch", help="Leave the converged work on a new branch of this name, not in your files.")
 @click.option("--json", "json_out", is_flag=True, help="Print the ledger {met, stop, turns, totalCostUsd, evidence}.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the stop and its cost at the end (for scripts).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), hidden=True,
               help="A wave's worktree to work in (wave.py); the goal file keeps naming the project.")
 def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, branch: str | None, json_out: bool,
-            workdir: Path | None, **options) -> int:
+            quiet: bool, workdir: Path | None, **options) -> int:
     """Run a goal headless until it ends: TARGET is a goal id, or an OBJECTIVE for a new goal
-    (with the condition and budget flags of `goal new`). Exits with the stop reason's code."""
+    (with the condition and budget flags of `goal new`). Prints the goal, its checks and judge, then each
+    iteration, then the ledger and what to run next. Exits with the stop reason's code."""
     from ...loop import makers, runner
-    from ...report import render
+    from ...report import render, story
 
-    store = output.store()
+    store, told = output.store(), not (json_out or quiet)  # the story, on a terminal and in a pipe alike
     goal_id, settings = runner.target_goal(store, target, lambda: spec_from(target or "", options),
-                                           output.live_progress(json_out), given=given(options))
+                                           output.live_progress(json_out or quiet), given=given(options))
     chosen = makers.choose(maker, maker_cmd, options.get("maker_model"))
-    live = sys.stderr.isatty() and not json_out
     if workdir:
         from ...loop.wave import interrupt_on_term
 
         interrupt_on_term()
     result = runner.run_goal(store, goal_id, chosen, attempts=options.get("attempts"), branch=branch, workdir=workdir,
-                             settings=settings,
-                             on_iteration=(lambda o: click.echo(render.iteration_line(o), err=True)) if live else None)
+                             settings=settings, on_progress=output.live_progress(json_out or quiet),
+                             on_start=(lambda g: click.echo("\n".join(story.opening(g)) + "\n")) if told else None,
+                             on_iteration=(lambda o: click.echo(story.iteration(o))) if told else None)
     output.echo_json(result.ledger()) if json_out else click.echo(
-        render.run_summary(result.goal, result.stop, result.note))
+        "\n" + "\n".join(story.ending(result)) if told else render.run_summary(result.goal, result.stop, result.note))
     return result.exit_code

@@ -41,12 +41,13 @@ def triage_show_cmd(triage_id: str, json_out: bool) -> None:
 
 @triage_group.command("act")
 @click.argument("triage_id")
-@click.argument("action", type=click.Choice(["goal", "accept"]), default="goal")
+@click.argument("action", type=click.Choice(["goal", "accept"]), default="goal", metavar="[ACTION]")
 @budget_options(defaults=False)
 @click.option("--json", "json_out", is_flag=True, help="Print the goal document.")
 def triage_act_cmd(triage_id: str, action: str, json_out: bool, **limits) -> None:
-    """Act on an item: re-open its goal (budget flags set the new limits) or make a goal from it; or,
-    for a goal flagged by the tripwires, `accept` its green run as done after reading the findings."""
+    """Act on an item. ACTION is `goal` (the default): re-open the item's goal (budget flags set its new
+    limits), or make a goal from a heartbeat finding; or `accept`: for a goal flagged by the tripwires, accept
+    its green run as done, once you have read the findings."""
     from ...goals import triage
     from ...report import render
 

@@ -2,7 +2,6 @@
 (() => {
   const rows = JSON.parse(document.getElementById("rows").textContent);
   const svg = document.getElementById("chart");
-  const money = (d) => (d < 1 ? "$" + d.toFixed(4) : "$" + d.toFixed(2));
   if (svg) {
     const tip = document.getElementById("tip");
     const guide = document.getElementById("guide");
@@ -16,12 +15,13 @@
     const hide = () => { tip.style.visibility = "hidden"; guide.style.visibility = "hidden"; };
     // What the page shows for an iteration under the pointer: its numbers, as the goal file has them.
     const describe = (r) => {
-      const [n, passing, total, failing, coverage, dollars, cumulative, kind, metric] = r;
+      // the amounts come formatted by the one function that formats money (system/text.py)
+      const [n, passing, total, failing, coverage, , , kind, metric, dollars, cumulative] = r;
       const parts = ["#" + n, kind, passing + "/" + total + " passing"];
       if (failing !== null) parts.push(failing + " failing tests");
       if (coverage !== null) parts.push("coverage " + coverage + "%");
       if (metric !== null) parts.push("metric " + metric);
-      parts.push(money(dollars) + " (total " + money(cumulative) + ")");
+      parts.push(dollars + " (total " + cumulative + ")");
       return parts.join(" · ");
     };
     svg.addEventListener("mousemove", (event) => {

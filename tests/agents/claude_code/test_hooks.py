@@ -22,6 +22,7 @@ from goal_convergence.goals import creation, moves, specs
 from goal_convergence.models import Goal, TriageItem
 from goal_convergence.storage.store import Store
 from goal_convergence.system import index
+from goal_convergence.system.text import money
 from tests.conftest import REPO, wait_until
 
 LAUNCHER = REPO / "scripts" / "goal-launch.py"
@@ -154,7 +155,7 @@ def test_session_end_detaches_and_resume_restarts_the_clock(project):
     assert (detached.state, detached.session_id, detached.active_since) == ("active", "s-1", None)
     answer = run_hook("session-start", {"session_id": "s-1", "cwd": str(project), "source": "resume"})
     assert load(goal.goal_id).active_since is not None
-    assert answer["systemMessage"] == f"goal-convergence: {goal.goal_id} continues in this session (iteration 0/10, $0.0000 spent)"
+    assert answer["systemMessage"] == f"goal-convergence: {goal.goal_id} continues in this session (iteration 0/10, $0.00 spent)"
     assert "bound to this session" in answer["hookSpecificOutput"]["additionalContext"]
 
 
@@ -432,7 +433,8 @@ def test_the_slash_command_hook_takes_the_raw_arguments_and_answers_model_and_us
     assert (goal.objective, goal.session_id) == (objective, "s-7")
     assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptExpansion"
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(f"goal-convergence started goal {goal.goal_id}")
-    assert answer["systemMessage"].startswith(f"goal-convergence: started {goal.goal_id}")
+    assert answer["systemMessage"] == (f"goal-convergence: started {goal.goal_id}: checks `python3 check.py`; judge: "
+                                       "the conditions alone (no oracle model)\nbudget: 15 iterations, 2h, $10.00")
     triage = run_hook("prompt-expansion", {**payload, "command_name": "goal-convergence:triage", "command_args": ""})
     assert "the triage inbox is empty" in triage["hookSpecificOutput"]["additionalContext"]
 
@@ -531,4 +533,4 @@ def test_the_first_feedback_shows_the_makers_spend_so_far(project, tmp_path):
                "SessionEnd's child charges the transcript")
     spent = load(goal.goal_id).spent
     assert spent.maker_dollars > 0.05
-    assert f"spend ${spent.dollars:.4f}/" in reason
+    assert f"spend {money(spent.dollars)}/" in reason

@@ -42,7 +42,8 @@ def test_an_objective_with_shell_syntax_is_stored_exactly_as_typed_and_runs_noth
     assert reply.text.startswith(f"goal-convergence started goal {goal.goal_id}, bound to this session.")
     assert goal.objective in reply.text
     assert "simply stop" in reply.text and "[0] custom_command: python3 check.py" in reply.text
-    assert reply.notice.startswith(f"goal-convergence: started {goal.goal_id} (iterations 0/15")
+    assert reply.notice == (f"goal-convergence: started {goal.goal_id}: checks `python3 check.py`; judge: the "
+                            f"conditions alone (no oracle model)\nbudget: 15 iterations, 2h, $10.00")
 
 
 def test_flags_take_quoted_values_and_set_conditions_and_budget(project):
@@ -108,7 +109,7 @@ def test_status_list_check_and_abandon(project):
     assert only_goal().spent.iterations == 0  # a check is not an iteration
     assert "ended as failed (cancelled)" in slash("abandon", project).text
     assert (only_goal().state, only_goal().stop_reason) == ("failed", "cancelled")
-    assert "no goals" in slash("list", project).text and goal.goal_id in slash("list --all", project).text
+    assert "no open goals; the most recent" in slash("list", project).text and goal.goal_id in slash("list --all", project).text
 
 
 def test_no_arguments_or_help_shows_the_forms(project):
@@ -154,9 +155,12 @@ def test_tests_may_change_and_protect_reach_the_goal_and_its_brief(project):
 def test_the_auto_oracle_names_the_provider_it_resolved_to(project, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     reply = slash("create fixed.txt --check 'python3 check.py'", project)
-    assert "Judge: the auto oracle, here the anthropic provider (claude-haiku" in reply.text
+    assert "Judge: claude-haiku-5-5 (anthropic, chosen by auto), a different model" in reply.text
+    assert reply.notice.endswith("; judge: claude-haiku-5-5 (anthropic, chosen by auto)\nbudget: 15 iterations, 2h, "
+                                 "$10.00")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.delenv("CLAUDE_BIN", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
     reply = slash(f"resume {only_goal().goal_id}", project)
-    assert "Judge: the auto oracle, but none can run here yet: set ANTHROPIC_API_KEY" in reply.text
+    assert "Judge: claude-haiku-5-5 (auto), which cannot run here yet. Note: no oracle can run here yet" in reply.text
+    assert "To fix it: set ANTHROPIC_API_KEY" in reply.text
