@@ -11,6 +11,10 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:3] == ["hook", "gemini"]:
+        from .agents.gemini_cli.dispatch import main as gemini_main
+
+        sys.exit(gemini_main(sys.argv[3:]))
     if sys.argv[1:2] == ["hook"]:
         from .agents.claude_code.dispatch import main as hook_main
 

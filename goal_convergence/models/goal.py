@@ -282,6 +282,7 @@ class Goal(Model):
     stop_reason: StopReason | None = None
     spent: Spent = Field(default_factory=Spent)
     session_id: str | None = None
+    agent: Literal["claude-code", "codex", "gemini-cli"] = "claude-code"
     project_root: str = Field(min_length=1)
     source: Source = "user"
     heartbeat: HeartbeatMark | None = None

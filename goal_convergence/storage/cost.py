@@ -54,6 +54,11 @@ def price_for(model: str) -> Price:
     return table[max(known, key=len)]
 
 
+def table() -> dict[str, Price]:
+    """Every model's price: the defaults with the user's file over them."""
+    return _table(*_user_file_stamp())
+
+
 def usage_counts(usage: dict[str, Any]) -> tuple[int, int, int, int, int]:
     """One call's tokens as (input, 5-minute cache writes, 1-hour cache writes, cache reads, output). A
     cache-write total without the split counts as 5-minute writes."""

@@ -34,6 +34,9 @@ from . import control, fast, naming, transcript
 STUCK_CAP = 7
 MAX_FAILURES_SHOWN = 5
 Summaries = list[dict[str, Any]]
+# Reads what a session spent since the offsets given: transcript.read's signature (each agent has its own).
+Meter = Callable[..., transcript.Reading]
+Handlers = dict[str, Callable[..., dict[str, Any]]]  # a hook event's handler: (store, hook input, summaries)
 
 
 class HookInput(BaseModel):
@@ -50,17 +53,19 @@ class HookInput(BaseModel):
     command_args: str = ""
 
 
-def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
+def run(event: str, data: bytes, store: Store | None = None, handlers: Handlers | None = None,
+        agent: str = "Claude Code") -> dict[str, Any]:
+    """Claude Code's hook ``event`` (another agent's, with its ``handlers``) on its input ``data``."""
     try:
         hook_input = HookInput.model_validate_json(data)
     except ValidationError as exc:
         raise InvalidInput(f"the {event} hook got input it cannot use ({problems(exc, 1)}); "
-                           f"is this Claude Code?") from None
+                           f"is this {agent}?") from None
     config.env_settings()  # a bad setting fails here, before any work (errors.py)
     store = store or Store()
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
-    answer = HANDLERS[event](store, hook_input, summaries)
+    answer = (handlers or HANDLERS)[event](store, hook_input, summaries)
     return naming.answer_in_session(quarantine.with_notice(answer, store.quarantined))
 
 
@@ -71,7 +76,8 @@ def bound_goal_id(summaries: Summaries, session_id: str) -> str | None:
     return bound[0]["goalId"] if bound else None
 
 
-def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engine.MakerReport]:
+def maker_report(hook_input: HookInput, *, final: bool,
+                 meter: Meter = transcript.read) -> Callable[[Goal], engine.MakerReport]:
     """What the session spent since the goal last read its transcript, read under the goal's lock
     (engine.record_maker): two hooks of one session never read from the same offsets. A transcript
     first seen now counts from when the goal's clock started, or from its resume when the goal was
@@ -81,7 +87,7 @@ def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engi
         if hook_input.transcript_path:
             start = goal.transcript_since or goal.active_since
             since = parse_iso(start) if start else None
-            reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
+            reading = meter(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
             if reading.note:
                 log_error("transcript", reading.note)
         return engine.MakerReport(summary=hook_input.last_assistant_message,
@@ -91,7 +97,7 @@ def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engi
     return read
 
 
-def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+def on_stop(store: Store, hook_input: HookInput, summaries: Summaries, meter: Meter = transcript.read) -> dict[str, Any]:
     """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
     stuck detection end the loop, and they end it before Claude Code's block cap does."""
     goal_id = bound_goal_id(summaries, hook_input.session_id)
@@ -102,11 +108,11 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     claim.reap(store)  # what a killed `goal run` left running (claim.py)
     # When the loop ends here no later read will charge the message a Stop's read holds back: it is
     # charged with the iteration's record (settle), in the same write.
-    outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
-                                   settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
+    outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False, meter=meter),
+                                   settle=maker_report(hook_input, final=True, meter=meter), stuck_cap=STUCK_CAP)
     goal, decision = outcome.goal, outcome.decision
     if engine.carries_on(goal, decision):
-        return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
+        return carry_on(_with_held_back(goal, hook_input, meter), outcome.iteration, decision.hint)
     if goal.state == "converged":
         spent = goal.spent
         return {"systemMessage": (
@@ -119,11 +125,11 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     return {}  # paused or abandoned while the checks ran: let it stop
 
 
-def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
+def _with_held_back(goal: Goal, hook_input: HookInput, meter: Meter) -> Goal:
     """The goal as its feedback shows it: a Stop's read holds the newest message back (transcript.py),
     which in a short first turn is most of what the maker spent; shown, not charged (the next read
     charges it)."""
-    held = maker_report(hook_input, final=True)(goal).cost
+    held = maker_report(hook_input, final=True, meter=meter)(goal).cost
     shown = engine.copy_to_charge(goal)
     shown.spent.maker_dollars += held.dollars
     shown.spent.maker_tokens += held.tokens
@@ -207,14 +213,16 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
     return change
 
 
-def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries,
+                   meter: Meter = transcript.read) -> dict[str, Any]:
     goal_id = bound_goal_id(summaries, hook_input.session_id)
     if goal_id is not None:
-        engine.record_maker(store, goal_id, maker_report(hook_input, final=True), detach=True)
+        engine.record_maker(store, goal_id, maker_report(hook_input, final=True, meter=meter), detach=True)
     return {}
 
 
-def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summaries,
+                        agent: str = "claude-code") -> dict[str, Any]:
     from . import slash  # click and goal creation: the other hooks (SessionEnd: 1.5 s) need neither
 
     name = (hook_input.command_name or "").rpartition(":")[2]
@@ -223,7 +231,7 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
     else:
         control.clear(store.root, hook_input.session_id)
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
-                              store=store)
+                              store=store, agent=agent)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
                                                      "additionalContext": reply.text}}
     if reply.notice:
@@ -231,7 +239,7 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
     return answer
 
 
-HANDLERS: dict[str, Callable[[Store, HookInput, Summaries], dict[str, Any]]] = {
+HANDLERS: Handlers = {
     "stop": on_stop,
     "session-start": on_session_start,
     "session-end": on_session_end,

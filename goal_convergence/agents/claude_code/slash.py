@@ -59,14 +59,17 @@ class _Call:
     cwd: Path
     sub: str = ""
     args: list[str] = field(default_factory=list)
+    agent: str = "claude-code"  # the coding agent whose session this is (Goal.agent)
 
 
-def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None, store: Store | None = None) -> Reply:
-    """Run the plugin command ``name`` (goal, triage, heartbeat) with its raw argument text."""
+def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None, store: Store | None = None,
+                agent: str = "claude-code") -> Reply:
+    """Run the plugin command ``name`` (goal, triage, heartbeat) with its raw argument text, in a session of
+    ``agent``."""
     folder = Path(cwd) if cwd else Path.cwd()
     try:
         if name == "goal":
-            return _goal_command(raw, _Call(store or Store(), session_id, folder))
+            return _goal_command(raw, _Call(store or Store(), session_id, folder, agent=agent))
         if name in ("triage", "heartbeat"):
             return _pass_through(name, _words(raw) or (["list"] if name == "triage" else []), folder)
         raise InvalidInput(f"goal-convergence has no command {name!r}; see {COMMAND} help")
@@ -102,9 +105,21 @@ def _new(text: str, call: _Call) -> Reply:
     params = _parse(NEW, [*flags, "--", objective])
     del params["objective"]
     params.update(session_id=call.session_id, project=params.get("project") or str(call.cwd))
-    goal = creation.new_goal(call.store, spec_from(objective, params))
+    goal = _held(call, creation.new_goal(call.store, spec_from(objective, params)))
     return Reply(f"goal-convergence started goal {goal.goal_id}, bound to this session.\n\n{_brief(goal)}\n\n{WORK_ON_IT}",
                  f"goal-convergence: started {goal.goal_id} ({render.budget_line(goal)})")
+
+
+def _held(call: _Call, goal: Goal) -> Goal:
+    """The goal, recorded as held by this session's agent: a goal started in one agent may go on in another."""
+    if not call.session_id or goal.agent == call.agent:
+        return goal
+
+    def change(held: Goal) -> Goal:
+        held.agent = call.agent  # type: ignore[assignment]
+        return held
+
+    return call.store.update(Goal, goal.goal_id, change)
 
 
 def _parse(command: click.Command, args: list[str]) -> dict:
@@ -180,7 +195,7 @@ def _resume(call: _Call) -> Reply:
         raise InvalidInput("`resume` binds the goal to this session; leave out --session")
     call.args = [params["goal_id"]] if params.get("goal_id") else []
     limits = {k: params[k] for k in ("max_iterations", "max_duration", "max_dollars", "max_tokens")}
-    goal = resume.resume(call.store, _goal_id(call), **_where(call), limits=limits)
+    goal = _held(call, resume.resume(call.store, _goal_id(call), **_where(call), limits=limits))
     done = f"{plural(goal.spent.iterations, 'iteration')} so far"
     hint = f"\nThe oracle's last hint: {goal.last_hint}" if goal.last_hint else ""
     return Reply(f"goal-convergence resumed goal {goal.goal_id} ({done}), now bound to this session.\n\n"
