@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-MODEL = "gemini-3-flash-preview"
+MODEL = "gemini-2.5-flash"
 _calls = itertools.count(1)
 
 
@@ -42,6 +42,13 @@ class Reply:
                 "modelVersion": self.model, "responseId": f"resp-{next(_calls)}"}
 
 
+@dataclass
+class Refusal:
+    """An API error that Gemini CLI does not retry (400): it ends a headless session."""
+
+    message: str = "fakegemini: refused by the script"
+
+
 def say(text: str, **usage: Any) -> Reply:
     return Reply([{"text": text}], **usage)
 
@@ -58,7 +65,7 @@ class Seen:
 
 @dataclass
 class FakeGemini:
-    responder: Callable[[dict], Reply] = lambda body: say("ok")
+    responder: Callable[[dict], Reply | Refusal] = lambda body: say("ok")
     seen: list[Seen] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -109,7 +116,12 @@ def _handler(api: FakeGemini) -> type[BaseHTTPRequestHandler]:
                 return self._send(404, b'{"error": {"code": 404, "message": "fakegemini: no such path"}}',
                                   "application/json")
             try:
-                reply = api.responder(body).body()
+                reply = api.responder(body)
+                if isinstance(reply, Refusal):
+                    return self._send(400, json.dumps({"error": {"code": 400, "message": reply.message,
+                                                                 "status": "INVALID_ARGUMENT"}}).encode(),
+                                      "application/json")
+                reply = reply.body()
             except Exception as exc:  # noqa: BLE001 - a broken script must show in the CLI's error, not hang it
                 return self._send(500, json.dumps({"error": {"code": 500, "message": repr(exc)}}).encode(),
                                   "application/json")

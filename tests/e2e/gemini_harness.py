@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.e2e.harness import oracle_verdict
 from tests.fakeapi import FakeAPI, text
-from tests.fakegemini import FakeGemini, Reply, call, say
+from tests.fakegemini import MODEL, FakeGemini, Refusal, Reply, call, say
 
 EXTENSION = REPO / "gemini-extension"
 PIN = "0.61.0"  # the version .ci/run installs
@@ -98,8 +98,14 @@ class GeminiScript:
 
     plan: Plan | Callable[[Conversation], Reply]
     maker_requests: list[dict] = field(default_factory=list)
+    answered: int = 0  # maker requests answered with a turn (not refused)
 
-    def __call__(self, body: dict) -> Reply:
+    def __call__(self, body: dict) -> Reply | Refusal:
+        reply = self._reply(body)
+        self.answered += isinstance(reply, Reply) and bool(self.maker_requests and self.maker_requests[-1] is body)
+        return reply
+
+    def _reply(self, body: dict) -> Reply | Refusal:
         names = {d.get("name") for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []}
         if "replace" not in names:
             return say("ok")  # Gemini CLI's own side requests
@@ -142,10 +148,12 @@ class GeminiCLI:
 
     def run(self, prompt: str, *args: str, timeout: float = 240) -> Result:
         done = subprocess.run([self.binary, "-p", prompt, "--output-format", "json", "--approval-mode", "yolo",
-                               *args], cwd=self.project, env=self.env(), capture_output=True, text=True,
+                               "--model", MODEL, *args], cwd=self.project, env=self.env(), capture_output=True, text=True,
                               timeout=timeout)
+        # A session that failed prints its JSON (session_id, error) on stderr, after the error's trace.
+        at = done.stderr.rfind('{\n  "session_id"')
         try:
-            out = json.loads(done.stdout)
+            out = json.loads(done.stdout if done.stdout.strip() or at < 0 else done.stderr[at:])
         except ValueError:
             out = {}
         if not isinstance(out, dict) or "session_id" not in out:
@@ -162,3 +170,9 @@ class Result:
     @property
     def session_id(self) -> str:
         return self.out["session_id"]
+
+    @property
+    def tokens(self) -> int:
+        """The tokens Gemini CLI's own stats count for the session's main agent."""
+        return sum(m.get("roles", {}).get("main", {}).get("tokens", {}).get("total", 0)
+                   for m in self.out.get("stats", {}).get("models", {}).values())

@@ -3,6 +3,7 @@ scripted Gemini API: the maker is Gemini CLI itself, the oracle the `anthropic` 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from goal_convergence.storage.store import Store
 from tests.e2e.gemini_harness import (Conversation, GeminiCLI, GeminiScript, fair_oracle, fix, gemini_binary, read,
                                       shell)
 from tests.e2e.harness import two_bug_project
-from tests.fakegemini import fake_gemini, say  # noqa: F401 - a fixture
+from tests.fakegemini import Refusal, call, fake_gemini, say  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -65,3 +66,83 @@ def test_two_bugs_converge_in_two_iterations_with_the_oracles_hint_reaching_the_
     assert hinted and hinted[0].turn == 1  # the hint came back as AfterAgent's deny reason after iteration 1
     assert f"goal-convergence: {goal.goal_id} converged after 2 iterations" in result.stderr
     assert goal.spent.maker_dollars > 0 and goal.spent.oracle_dollars > 0
+
+
+def test_a_maker_that_only_claims_success_never_converges(gemini):
+    script = scripted(gemini, lambda conversation: say("All tests pass now. Done."))
+    fair_oracle(gemini.oracle, HINT)
+    result = gemini.run(NEW_GOAL)
+    goal = the_goal()
+    assert (goal.state, goal.stop_reason, goal.spent.iterations) == ("escalated", "stuck", 3)
+    assert all(it.decision.action != "converge" for it in goal.history)
+    item = Store().load(TriageItem, goal.escalation.triage_id)
+    assert (item.goal_id, item.stop_reason, item.status) == (goal.goal_id, "stuck", "open")
+    assert Conversation(script.maker_requests[-1]).turn == 2  # two denied stops, then it was let stop
+    assert f"{goal.goal_id} stopped (stuck)" in result.stderr
+
+
+def test_a_maker_that_weakens_the_test_is_refused_and_told_why(gemini, project):
+    test = project / "test_calc.py"
+    script = scripted(gemini, {0: [fix(test, "sys.exit(1 if failures else 0)", "sys.exit(0)"),
+                                   say("The tests pass now. Done.")]})
+    oracle = fair_oracle(gemini.oracle, HINT)
+    gemini.run(NEW_GOAL)
+    goal = the_goal()
+    assert goal.state == "escalated" and goal.stop_reason == "stuck"
+    assert all(it.decision.action != "converge" and all(c.passed for c in it.conditions) for it in goal.history)
+    assert all(i.kind == "pristine-failed" for it in goal.history for i in it.integrity.issues)
+    assert oracle == []  # the guard refused before any judge was asked
+    told = [Conversation(body).shown() for body in script.maker_requests]
+    assert any("with the original test_calc.py" in shown and "changed: test_calc.py" in shown for shown in told)
+
+
+def test_a_maker_is_denied_its_own_goal_and_converges_only_on_the_real_fix(gemini, project, gc_home):
+    calc = project / "calc.py"
+
+    def plan(conversation: Conversation):
+        goal = the_goal()
+        goal_file = gc_home / "goals" / f"{goal.goal_id}.json"
+        steps = {0: [shell(f"goal run {goal.goal_id} --oracle conditions"), read(goal_file),
+                     call("write_file", {"file_path": str(goal_file), "content": "{}"}),
+                     fix(calc, "return a - b", "return a + b"), say("Fixed add().")],
+                 1: fix_mul(calc)}.get(conversation.turn, [])
+        return steps[conversation.step] if conversation.step < len(steps) else say("Done.")
+
+    script = scripted(gemini, plan)
+    fair_oracle(gemini.oracle, HINT)
+    # the home in the workspace: Gemini CLI's own check would refuse paths outside it before the hook could
+    gemini.run(NEW_GOAL, "--include-directories", str(gc_home.parent))
+    goal = the_goal()
+    assert (goal.state, goal.stop_reason, goal.oracle.provider) == ("converged", "converged", "anthropic")
+    assert [it.decision.action for it in goal.history] == ["continue", "converge"]
+    results = [json.dumps(part["functionResponse"]) for body in script.maker_requests[-1:]
+               for c in body["contents"] for part in c.get("parts", []) if "functionResponse" in part]
+    denied = [r for r in results if "goal-convergence refused this call" in r]
+    goal_file = gc_home / "goals" / f"{goal.goal_id}.json"
+    assert len(denied) == 3, results
+    assert any("runs the goal-convergence CLI (`goal run`)" in r for r in denied)
+    assert any(f"reads `{goal_file}`" in r for r in denied) and any(f"writes `{goal_file}`" in r for r in denied)
+    assert all("/goal" in r and "/goal-convergence:goal" not in r for r in denied)
+
+
+def test_a_goal_outlives_its_session_resumes_in_another_and_its_spend_is_charged_once(gemini, project):
+    """The first session dies of an API error in its second turn: Gemini CLI exits without its SessionEnd
+    hook, the goal still active. A new session takes it over with `/goal resume` and finishes it."""
+    calc = project / "calc.py"
+    first_script = scripted(gemini, {0: fix_add(calc), 1: [Refusal()]})
+    fair_oracle(gemini.oracle, HINT)
+    first = gemini.run(NEW_GOAL)
+    assert first.code != 0 and "refused by the script" in first.out["error"]["message"]
+    left = the_goal()
+    assert (left.state, left.session_id, left.agent, left.spent.iterations) == ("active", first.session_id,
+                                                                                  "gemini-cli", 1)
+
+    second_script = scripted(gemini, {0: [read(calc), *fix_mul(calc)]})
+    second = gemini.run("/goal resume")
+    done = the_goal()
+    assert (done.state, done.session_id, done.spent.iterations) == ("converged", second.session_id, 2)
+    assert f"{left.goal_id} (active in another session)" in Conversation(second_script.maker_requests[0]).shown()
+    # every token of both sessions' answered maker requests charged exactly once (each answer is 1100 tokens),
+    # the first session's last message too, which its one read held back and no SessionEnd charged
+    assert done.spent.maker_tokens == 1100 * (first_script.answered + second_script.answered)
+    assert second.tokens == 1100 * second_script.answered

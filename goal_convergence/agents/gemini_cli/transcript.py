@@ -59,11 +59,17 @@ def transcript_files(transcript_path: str | Path) -> list[Path]:
 def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: datetime | None = None,
          final: bool = False) -> GeminiReading:
     """What the session spent since ``offsets``, and the offsets to store for the next read (``since``: as
-    claude_code/transcript.py's ``read``)."""
+    claude_code/transcript.py's ``read``).
+
+    The recordings of the goal's earlier sessions (in ``offsets``, not this session's) are read to their end:
+    a session that died of an API error ends without its SessionEnd hook (Gemini CLI exits at once), and
+    the message its last read held back is charged here, once, by the session that took the goal over."""
     reading, budget, bad = GeminiReading(), MAX_READ, []
     spent: dict[str, list[tuple[int, ...]]] = {}
-    for i, path in enumerate(transcript_files(transcript_path)):
-        key = str(path)
+    current = transcript_files(transcript_path)
+    earlier = [Path(p) for p in offsets if Path(p) not in current]
+    for i, path in enumerate([*current, *earlier]):
+        key, last = str(path), final or i >= len(current)
         try:
             found = _read_file(path, offsets.get(key, 0), budget, None if key in offsets else since)
         except (OSError, ValueError) as e:
@@ -73,7 +79,7 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
             continue
         end, complete, messages = found
         budget -= end - offsets.get(key, 0)
-        held = messages.order[-1:] if messages.order and not (final and complete) else []
+        held = messages.order[-1:] if messages.order and not (last and complete) else []
         reading.offsets[key] = messages.first[held[0]] if held else end
         for message_id in messages.order:
             if message_id in held:
