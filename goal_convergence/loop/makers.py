@@ -84,6 +84,15 @@ class CommandMaker:
         return MakerReport(summary=summary[-SUMMARY_CHARS:], failed=failed)
 
 
+def named(name: str | None, model: str | None = None) -> Maker:
+    """The agent maker ``name`` (`goal run --maker`): claude (the default) or gemini."""
+    if name == "gemini":
+        from .gemini import GeminiMaker
+
+        return GeminiMaker(model)
+    return ClaudeMaker(model)
+
+
 @dataclass
 class ClaudeMaker:
     """Claude Code in print mode: the objective first, then `--resume` of the same session with each hint."""

@@ -92,7 +92,8 @@ def maker_report(hook_input: HookInput, *, final: bool,
                 log_error("transcript", reading.note)
         return engine.MakerReport(summary=hook_input.last_assistant_message,
                                   cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
-                                  model=reading.model, transcript_offsets=reading.offsets)
+                                  model=reading.model, transcript_offsets=reading.offsets,
+                                  unpriced=bool(getattr(reading, "unpriced", None)))
 
     return read
 

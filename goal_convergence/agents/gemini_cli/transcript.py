@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ...errors import PriceUnknown
 from ...models import parse_iso
 from ...storage import cost
 from ..claude_code.transcript import Reading
@@ -88,29 +87,19 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
             spent.setdefault(model, []).append(_counts(tokens))
         if i == 0 and messages.order:
             reading.model = messages.usage[messages.order[-1]][0]
-    for model, calls in spent.items():
-        tokens = sum(map(sum, calls))
-        reading.tokens += tokens
-        try:
-            price = cost.price_for(model)
-        except PriceUnknown:
-            reading.unpriced[model] = reading.unpriced.get(model, 0) + tokens
-            continue
-        reading.dollars += sum(cost.counts_cost(cost.applies(price, call), call) for call in calls)  # type: ignore[arg-type]
+    reading.dollars, reading.tokens, reading.unpriced = cost.priced(spent)
     if bad:
         reading.note = (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is "
                         "read, so the maker's spend there is not counted")
     return reading
 
 
-def _counts(tokens: dict) -> tuple[int, int, int, int, int]:
-    """One call's tokens as cost.usage_counts orders them: (input, cache writes 5m, 1h, cache reads, output)."""
+def _counts(tokens: dict) -> tuple[int, ...]:
     def n(name: str) -> int:
         value = tokens.get(name)
-        return value if isinstance(value, int) and value > 0 else 0
+        return value if isinstance(value, int) else 0
 
-    cached = min(n("cached"), n("input"))
-    return n("input") - cached + n("tool"), 0, 0, cached, n("output") + n("thoughts")
+    return cost.gemini_counts(n("input"), n("cached"), n("output"), n("thoughts"), n("tool"))
 
 
 def _read_file(path: Path, start: int, budget: int,

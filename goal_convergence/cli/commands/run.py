@@ -15,7 +15,8 @@ from ..options import attempts_option, budget_options, given, goal_options, spec
 @click.argument("target", required=False)
 @goal_options
 @budget_options(defaults=True)
-@click.option("--maker", type=click.Choice(["claude"]), help="The maker: Claude Code in print mode (default).")
+@click.option("--maker", type=click.Choice(["claude", "gemini"]),
+              help="The maker: Claude Code in print mode (default), or Gemini CLI in headless mode.")
 @click.option("--maker-cmd", help="The maker: any shell command (it gets GOAL_HINT, GOAL_ID, GOAL_TASKS).")
 @attempts_option
 @click.option("--branch", help="Leave the converged work on a new branch of this name, not in your files.")
@@ -32,7 +33,7 @@ def run_cmd(target: str | None, maker: str | None, maker_cmd: str | None, branch
     store = output.store()
     goal_id, settings = runner.target_goal(store, target, lambda: spec_from(target or "", options),
                                            output.live_progress(json_out), given=given(options))
-    chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.ClaudeMaker(options.get("maker_model"))
+    chosen = makers.CommandMaker(maker_cmd) if maker_cmd else makers.named(maker, options.get("maker_model"))
     live = sys.stderr.isatty() and not json_out
     if workdir:
         from ...loop.wave import interrupt_on_term
