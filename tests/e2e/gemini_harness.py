@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from goal_convergence.loop.gemini import PIN
 from tests.conftest import REPO
 from tests.e2e.harness import oracle_verdict
 from tests.fakeapi import FakeAPI, text
 from tests.fakegemini import MODEL, FakeGemini, Refusal, Reply, call, say
 
 EXTENSION = REPO / "gemini-extension"
-PIN = "0.61.0"  # the version .ci/run installs
 FEEDBACK_MARK = "is not done yet"
 ORACLE_MARK = "You are the oracle of goal-convergence"
 # Settings of a test home: an API key (the base URL goes with it), no usage statistics, no update checks.
@@ -34,12 +34,15 @@ SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy":
 
 
 def gemini_binary() -> str:
-    """The pinned Gemini CLI: GEMINI_BIN, else the copy .ci/run installs, else `gemini` on PATH."""
-    for candidate in (os.environ.get("GEMINI_BIN"), "/work/npm-gemini/node_modules/.bin/gemini", shutil.which("gemini")):
+    """The pinned Gemini CLI: $GEMINI_BIN (.ci/run sets it), else one installed in the checkout, else PATH's."""
+    for candidate in (os.environ.get("GEMINI_BIN"), str(REPO / "node_modules/.bin/gemini"), shutil.which("gemini")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    pytest.skip(f"Gemini CLI is not installed: install it with `npm install --prefix DIR @google/gemini-cli@{PIN}` "
-                "and set GEMINI_BIN=DIR/node_modules/.bin/gemini (.ci/run does)")
+    why = (f"Gemini CLI is not installed: `npm install --prefix DIR @google/gemini-cli@{PIN}` and set "
+           "GEMINI_BIN=DIR/node_modules/.bin/gemini (.ci/run does)")
+    if os.environ.get("CI"):
+        pytest.fail(why)
+    pytest.skip(why)
 
 
 def fix(path: Path, old: str, new: str) -> Reply:

@@ -68,17 +68,10 @@ def tool_input(tool: object, given: object) -> object:
         folder = given.get("dir_path") or given.get("path")
         pattern = given.get("pattern") if tool == "glob" else None
         return {k: v for k, v in (("path", folder), ("pattern", pattern)) if v}
-    if tool == "read_many_files":
+    if tool == "read_many_files":  # one Glob a pattern (``answer`` refuses the call when any is refused)
         include = given.get("include")
-        first = include[0] if isinstance(include, list) and include else include
-        wide = [p for p in include if isinstance(p, str)] if isinstance(include, list) else []
-        # the widest of the patterns answers for all: a read of several is refused when any reaches the judge
-        return {"pattern": max(wide, key=_reach, default=first if isinstance(first, str) else "")}
+        return [{"pattern": p} for p in (include if isinstance(include, list) else [include]) if isinstance(p, str)]
     return given
-
-
-def _reach(pattern: str) -> int:
-    return -len(pattern.split("*")[0])
 
 
 def command_args(prompt: object) -> str | None:
@@ -126,6 +119,9 @@ def answer(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     claude_event = EVENTS[event]
     if claude_event == "prompt-expansion":
         return {} if "command_name" not in payload else None
+    if isinstance(payload.get("tool_input"), list):  # several reads in one call: the first refused refuses it
+        answers = (answer(event, {**payload, "tool_input": one}) for one in payload["tool_input"])
+        return next((found for found in answers if found), {})
     found = fast.answer(claude_event, json.dumps(payload).encode())
     return None if found is None else gemini_answer(event, found)
 
