@@ -10,7 +10,7 @@ import pytest
 
 from goal_convergence.models import Goal, TriageItem
 from goal_convergence.storage.store import Store
-from tests.e2e.gemini_harness import (Conversation, GeminiCLI, GeminiScript, fair_oracle, fix, gemini_binary, read,
+from tests.e2e.gemini_harness import (FEEDBACK_MARK, Conversation, GeminiCLI, GeminiScript, fair_oracle, fix, gemini_binary, read,
                                       shell)
 from tests.e2e.harness import two_bug_project
 from tests.fakegemini import Refusal, call, fake_gemini, say  # noqa: F401 - a fixture
@@ -146,3 +146,26 @@ def test_a_goal_outlives_its_session_resumes_in_another_and_its_spend_is_charged
     # the first session's last message too, which its one read held back and no SessionEnd charged
     assert done.spent.maker_tokens == 1100 * (first_script.answered + second_script.answered)
     assert second.tokens == 1100 * second_script.answered
+
+
+def test_a_status_command_in_the_goals_own_session_is_not_an_iteration(gemini, project):
+    calc = project / "calc.py"
+    scripted(gemini, {0: fix_add(calc), 1: [Refusal()]})
+    fair_oracle(gemini.oracle, HINT)
+    first = gemini.run(NEW_GOAL)
+    before = the_goal()
+    assert (before.state, before.spent.iterations) == ("active", 1)
+
+    script = scripted(gemini, lambda conversation: say("Here is the goal's status."))
+    gemini.run("/goal status", "--resume", first.session_id)
+    after = the_goal()
+    assert (after.state, after.session_id, after.spent.iterations) == ("active", first.session_id, 1)
+    shown = Conversation(script.maker_requests[-1]).shown()
+    assert f"{before.goal_id}" in shown and "Show this status to the user" in shown
+    assert FEEDBACK_MARK not in shown.split("Show this status to the user")[-1]  # no stop was denied after it
+
+    # a turn that began with a control command but then worked (a tool call) is an iteration after all: the
+    # control mark looks for Gemini's tool calls in its chat recording (claude_code/control.py)
+    scripted(gemini, lambda c: say("Looked at it.") if "functionResponse" in json.dumps(c.contents[-1]) else read(calc))
+    gemini.run("/goal status", "--resume", first.session_id)
+    assert the_goal().spent.iterations > 1  # checked (and, the goal not met, carried on until it was stuck)
