@@ -160,6 +160,7 @@ def test_a_status_command_in_the_goals_own_session_is_not_an_iteration(gemini, p
     gemini.run("/goal status", "--resume", first.session_id)
     after = the_goal()
     assert (after.state, after.session_id, after.spent.iterations) == ("active", first.session_id, 1)
+    assert after.active_since is None  # this session ended normally: its SessionEnd hook stopped the goal's clock
     shown = Conversation(script.maker_requests[-1]).shown()
     assert f"{before.goal_id}" in shown and "Show this status to the user" in shown
     assert FEEDBACK_MARK not in shown.split("Show this status to the user")[-1]  # no stop was denied after it
