@@ -149,9 +149,9 @@ class GeminiCLI:
                             GOAL_CONVERGENCE_HOME=str(self.home / ".claude"), GOAL_CONVERGENCE_ORACLE_RETRIES="0",
                             ANTHROPIC_BASE_URL=self.oracle.url, ANTHROPIC_API_KEY="x")
 
-    def run(self, prompt: str, *args: str, timeout: float = 240) -> Result:
+    def run(self, prompt: str, *args: str, timeout: float = 240, model: str = MODEL) -> Result:
         done = subprocess.run([self.binary, "-p", prompt, "--output-format", "json", "--approval-mode", "yolo",
-                               "--model", MODEL, *args], cwd=self.project, env=self.env(), capture_output=True, text=True,
+                               "--model", model, *args], cwd=self.project, env=self.env(), capture_output=True, text=True,
                               timeout=timeout)
         # A session that failed prints its JSON (session_id, error) on stderr, after the error's trace.
         at = done.stderr.rfind('{\n  "session_id"')

@@ -170,3 +170,15 @@ def test_a_status_command_in_the_goals_own_session_is_not_an_iteration(gemini, p
     scripted(gemini, lambda c: say("Looked at it.") if "functionResponse" in json.dumps(c.contents[-1]) else read(calc))
     gemini.run("/goal status", "--resume", first.session_id)
     assert the_goal().spent.iterations > 1  # checked (and, the goal not met, carried on until it was stuck)
+
+
+def test_a_maker_model_with_no_price_is_charged_in_tokens_and_held_to_a_token_budget(gemini, project):
+    calc = project / "calc.py"
+    scripted(gemini, {0: fix_add(calc), 1: fix_mul(calc)})
+    fair_oracle(gemini.oracle, HINT)
+    result = gemini.run(NEW_GOAL, model="gemini-9-ultra")
+    goal = the_goal()
+    assert goal.state == "converged" and goal.maker.model == "gemini-9-ultra"
+    assert goal.spent.maker_dollars == 0 and goal.spent.maker_tokens == 5 * 1100  # never a silent $0: tokens...
+    assert goal.budget.max_tokens is not None and goal.budget.max_tokens < 10.0 / 75 * 1e6 + goal.spent.tokens
+    assert "no price for gemini-9-ultra" in result.stderr and "token budget" in result.stderr  # ...and said so
