@@ -9,7 +9,6 @@ goal held to a token budget (engine.MakerReport.unpriced), never counted as $0 w
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,20 +19,12 @@ from ..errors import MakerError
 from ..models import Cost, Goal
 from ..models.gemini_result import GeminiResult
 from ..storage import cost
-from ..system import process
+from ..system import geminimode, process
 from ..system.log import log_error
 from .engine import MakerReport
 from .makers import SUMMARY_CHARS, first_prompt, hint_prompt, maker_env
 
-PIN = "0.61.0"  # the Gemini CLI version this was checked against (.ci/run installs it)
 _RESULT_BYTES = 16 << 20
-# A maker's Gemini CLI must not ask anything of a person that is not there, nor keep a session of ours waiting.
-_ENV = {"GEMINI_CLI_NO_RELAUNCH": "true"}
-
-
-def binary() -> str | None:
-    """The Gemini CLI binary: $GEMINI_BIN, else `gemini` on PATH."""
-    return os.environ.get("GEMINI_BIN") or shutil.which("gemini")
 
 
 @dataclass
@@ -42,9 +33,10 @@ class GeminiMaker:
     name: str = "gemini"
 
     def command(self, goal: Goal, hint: str) -> list[str]:
-        found = binary()
+        found = geminimode.binary()
         if not found:
-            raise MakerError(f"the gemini maker needs Gemini CLI: install it (npm install -g @google/gemini-cli@{PIN}) "
+            raise MakerError("the gemini maker needs Gemini CLI: install it (npm install -g "
+                             f"@google/gemini-cli@{geminimode.PIN}) "
                              "or set GEMINI_BIN, or use --maker-cmd CMD")
         session = goal.maker.session_id
         prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
@@ -58,19 +50,17 @@ class GeminiMaker:
              cancel: threading.Event | None = None) -> MakerReport:
         out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
         done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
-                           env={**os.environ, **_ENV, **maker_env(goal)}, cancel=cancel)
+                           env={**os.environ, **geminimode.ENV, **maker_env(goal)}, cancel=cancel)
         if done.cancelled:
             return MakerReport(summary="[gemini -p was stopped: the goal ended in another attempt]", failed=True)
         if done.timed_out:
             return MakerReport(summary="[gemini -p ran out of the goal's time budget]", failed=True)
         try:
-            result = GeminiResult.model_validate_json(bytes(out.head).strip() or _error_json(err))
+            result = GeminiResult.from_output(bytes(out.head), err.last_text())
         except ValidationError:
             tail = (err.last_text() if err.total else out.last_text()).strip()[-500:]
             return MakerReport(summary=f"[gemini -p exited {done.code} without a result: {tail}]", failed=True)
-        calls = {model: [cost.gemini_counts(t.prompt, t.cached, t.candidates, t.thoughts, t.tool)]
-                 for model, t in ((m, s.tokens) for m, s in result.stats.models.items())}
-        dollars, tokens, unpriced = cost.priced(calls)
+        dollars, tokens, unpriced = cost.priced({m: [cost.gemini_counts(*c)] for m, c in result.calls.items()})
         summary = (result.response or "") if result.error is None else f"[gemini -p failed: {result.error}]"
         if unpriced:
             log_error("gemini maker", cost.unpriced_note(unpriced))
@@ -79,9 +69,3 @@ class GeminiMaker:
                            model=result.main_model, failed=result.error is not None or done.code != 0,
                            session_id=result.session_id, unpriced=bool(unpriced))
 
-
-def _error_json(err: process.Capture) -> bytes:
-    """A failed session prints its JSON (session_id, error) on stderr, after the error's trace."""
-    text = err.last_text()
-    at = text.rfind('{\n  "session_id"')
-    return text[at:].encode() if at >= 0 else b"{}"

@@ -40,6 +40,19 @@ class GeminiResult(BaseModel):
     stats: GeminiStats = Field(default_factory=GeminiStats)
     error: dict[str, Any] | None = None
 
+    @classmethod
+    def from_output(cls, stdout: bytes, stderr: str) -> GeminiResult:
+        """The result from what `gemini -p` printed: on stdout, or, when a session failed, on stderr after the
+        error's trace. Raises pydantic's ValidationError when neither holds one."""
+        at = stderr.rfind('{\n  "session_id"')
+        return cls.model_validate_json(stdout.strip() or (stderr[at:].encode() if at >= 0 else b"{}"))
+
+    @property
+    def calls(self) -> dict[str, tuple[int, int, int, int, int]]:
+        """Each model's tokens: (prompt, cached, output, thoughts, tool), as cost.gemini_counts takes them."""
+        return {m: (s.tokens.prompt, s.tokens.cached, s.tokens.candidates, s.tokens.thoughts, s.tokens.tool)
+                for m, s in self.stats.models.items()}
+
     @property
     def main_model(self) -> str | None:
         """The model that used the most tokens: the one doing the work (side requests use small models)."""

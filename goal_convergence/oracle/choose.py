@@ -9,7 +9,7 @@ from typing import Protocol
 
 from ..errors import OracleUnavailable
 from ..models import ConditionEvidence, Goal, OracleConfig
-from ..system import printmode
+from ..system import geminimode, printmode
 from .api import AnthropicOracle
 from .claude_cli import ClaudeCliOracle
 from .command import CommandOracle
@@ -60,8 +60,23 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
         if not claude:
             raise OracleUnavailable(f"the claude-cli oracle needs Claude Code on PATH (or CLAUDE_BIN): {SET_UP}")
         return ClaudeCliOracle(config.model, root, claude)
+    if provider == "gemini-cli":
+        return _gemini(config, root)
     if provider == "command":
         if not config.command:
             raise OracleUnavailable("the command oracle needs a program: pass --oracle-cmd CMD")
         return CommandOracle(config.command, root)
     return ConditionsOracle()
+
+
+def _gemini(config: OracleConfig, root: Path) -> Oracle:
+    from .gemini_cli import GeminiCliOracle
+
+    gemini = geminimode.binary()
+    if not gemini:
+        raise OracleUnavailable("the gemini-cli oracle needs Gemini CLI on PATH (or GEMINI_BIN): npm install -g "
+                                f"@google/gemini-cli@{geminimode.PIN}")
+    if not config.model.startswith("gemini"):
+        raise OracleUnavailable(f"the gemini-cli oracle judges with a Gemini model, not {config.model}: pass "
+                                "--oracle-model, e.g. --oracle-model gemini-2.5-pro")
+    return GeminiCliOracle(config.model, root, gemini)

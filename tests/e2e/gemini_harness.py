@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from goal_convergence.loop.gemini import PIN
+from goal_convergence.system.geminimode import PIN
 from tests.conftest import REPO
 from tests.e2e.harness import oracle_verdict
 from tests.fakeapi import FakeAPI, text

@@ -8,7 +8,7 @@ import subprocess
 import tomllib
 
 from goal_convergence.agents.gemini_cli import fast
-from goal_convergence.loop.gemini import PIN
+from goal_convergence.system.geminimode import PIN
 from tests.conftest import REPO
 
 EXTENSION = REPO / "gemini-extension"
