@@ -12,6 +12,10 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:3] == ["hook", "gemini"]:  # `goal hook gemini EVENT`: Gemini CLI's hooks
+        from .agents.gemini_cli.dispatch import main as gemini_main
+
+        sys.exit(gemini_main(sys.argv[3:]))
     if sys.argv[1:3] == ["hook", "codex"]:  # `goal hook codex EVENT`: Codex CLI's hooks
         from .agents.codex.dispatch import main as codex_main
 

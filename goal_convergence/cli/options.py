@@ -67,7 +67,7 @@ def goal_options(fn):
         click.option("--metric-runs", type=click.IntRange(1, 25),
                      help="With --metric: run it this many times and take the median (for noisy benchmarks)."),
         click.option("--oracle", "oracle_provider", default="auto", show_default=True,
-                     type=click.Choice(["auto", "anthropic", "claude-cli", "codex-cli", "command", "conditions"]),
+                     type=click.Choice(["auto", "anthropic", "claude-cli", "codex-cli", "gemini-cli", "command", "conditions"]),
                      help="Who judges each iteration; `conditions` means no model at all."),
         click.option("--oracle-model", default=DEFAULT_ORACLE_MODEL, show_default=True,
                      help="The oracle's model; must differ from the maker's."),

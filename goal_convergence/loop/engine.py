@@ -1,9 +1,8 @@
 """One iteration of the loop: check → judge → decide (pure) → persist → act.
 
-Used by the Claude Code Stop hook (the session is the maker) and by the headless runner. The
-maker's work is recorded as the pending iteration before the checks run, and the iteration record
-is persisted (keyed by its number) before anyone acts on it, so a crash at any point loses at most
-the iteration in flight and never counts one twice.
+Used by the agents' end-of-turn hooks (the session is the maker) and by the headless runner. The maker's work is
+recorded as the pending iteration before the checks run, and the iteration record is persisted (keyed by its
+number) before anyone acts on it, so a crash at any point loses at most the iteration in flight, never counts one twice.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from ..guard import delivered, integrity
 from ..models import ConditionEvidence, Cost, Decision, Goal, Integrity, Iteration, Pending, Rerun, Verdict, now_iso
 from ..rules import budget, lifecycle, plan, progress
 from ..rules.decide import Evidence, decide
+from ..storage import cost
 from ..storage.store import Store
 from ..system import mask
 from ..vcs import checkpoint, tree
@@ -63,6 +63,7 @@ class MakerReport:
     transcript_offsets: dict[str, int] = field(default_factory=dict)
     failed: bool = False
     session_id: str | None = None  # the headless claude maker's session, resumed next time
+    unpriced: bool = False  # some of the spend had no price: counted in tokens, and the goal held to a token budget
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,8 @@ def _charge_maker(goal: Goal, report: MakerReport, now: datetime, detach: bool) 
     repair_pending(goal)
     goal.spent.maker_dollars += report.cost.dollars
     goal.spent.maker_tokens += report.cost.tokens
+    if report.unpriced:
+        budget.hold_to_tokens(goal, cost.dearest_output())
     # Read under this lock from the offsets stored here, so they only move on from what was charged.
     goal.transcript_offsets = {**goal.transcript_offsets, **report.transcript_offsets}
     if report.transcript_offsets:

@@ -1,4 +1,4 @@
-"""Makers for headless runs: `claude -p` or `codex exec` (resumed session by session), or any shell command.
+"""Makers for headless runs: `claude -p`, `codex exec` or `gemini -p` (resumed session by session), or any shell command.
 
 In Claude Code the session itself is the maker and none of this runs; the Stop hook meters it.
 """
@@ -192,7 +192,11 @@ def _priced(goal: Goal, model: str | None) -> None:
 
 
 def choose(maker: str | None, maker_cmd: str | None, model: str | None) -> Maker:
-    """The maker `goal run` was asked for: a command, Codex CLI, or Claude Code (the default)."""
+    """The maker `goal run` was asked for: a command, Codex CLI, Gemini CLI, or Claude Code (the default)."""
     if maker_cmd:
         return CommandMaker(maker_cmd)
+    if maker == "gemini":
+        from .gemini import GeminiMaker
+
+        return GeminiMaker(model)
     return CodexMaker(model) if maker == "codex" else ClaudeMaker(model)

@@ -16,7 +16,7 @@ from .verdict import Decision, Verdict
 MAX_ATTEMPTS = 8
 GoalState = Literal["active", "paused", "converged", "escalated", "failed"]
 Source = Literal["user", "heartbeat", "triage"]
-OracleProvider = Literal["auto", "anthropic", "claude-cli", "codex-cli", "command", "conditions"]
+OracleProvider = Literal["auto", "anthropic", "claude-cli", "codex-cli", "gemini-cli", "command", "conditions"]
 
 
 class StoppingCondition(Model):

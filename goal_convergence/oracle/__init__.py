@@ -7,6 +7,7 @@
 - ``anthropic`` (api.py): the Messages API with read-only tools confined to the project root (tools.py);
 - ``claude-cli`` (claude_cli.py): the user's own Claude Code (``claude -p``), for a login without an API key;
 - ``codex-cli`` (codex_cli.py): the user's own Codex CLI (``codex exec``) in its read-only sandbox;
+- ``gemini-cli`` (gemini_cli.py): Gemini CLI (``gemini -p``) in its read-only plan mode, a judge from another vendor;
 - ``command`` (command.py): any program that reads the input as JSON on stdin and prints a verdict;
 - ``conditions`` (conditions_only.py): no model at all: the conditions alone, plus an optional ``--expect`` regex.
 

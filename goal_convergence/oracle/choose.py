@@ -9,7 +9,7 @@ from typing import Protocol
 
 from ..errors import OracleUnavailable
 from ..models import ConditionEvidence, Goal, OracleConfig
-from ..system import codexmode, printmode
+from ..system import codexmode, geminimode, printmode
 from .api import AnthropicOracle
 from .claude_cli import ClaudeCliOracle
 from .codex_cli import CodexCliOracle
@@ -77,8 +77,23 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
             raise OracleUnavailable("the codex-cli oracle needs Codex CLI on PATH (or CODEX_BIN): install it with "
                                     "`npm install -g @openai/codex` and log in (`codex login`)")
         return CodexCliOracle(config.model, root, codex)
+    if provider == "gemini-cli":
+        return _gemini(config, root)
     if provider == "command":
         if not config.command:
             raise OracleUnavailable("the command oracle needs a program: pass --oracle-cmd CMD")
         return CommandOracle(config.command, root)
     return ConditionsOracle()
+
+
+def _gemini(config: OracleConfig, root: Path) -> Oracle:
+    from .gemini_cli import GeminiCliOracle
+
+    gemini = geminimode.binary()
+    if not gemini:
+        raise OracleUnavailable("the gemini-cli oracle needs Gemini CLI on PATH (or GEMINI_BIN): npm install -g "
+                                f"@google/gemini-cli@{geminimode.PIN}")
+    if not config.model.startswith("gemini"):
+        raise OracleUnavailable(f"the gemini-cli oracle judges with a Gemini model, not {config.model}: pass "
+                                "--oracle-model, e.g. --oracle-model gemini-2.5-pro")
+    return GeminiCliOracle(config.model, root, gemini)

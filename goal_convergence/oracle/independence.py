@@ -8,7 +8,7 @@ import re
 from ..models import OracleConfig
 
 # ``auto`` counts: it becomes anthropic or claude-cli. ``command`` and ``conditions`` run no model of ours.
-MODEL_PROVIDERS = ("auto", "anthropic", "claude-cli", "codex-cli")
+MODEL_PROVIDERS = ("auto", "anthropic", "claude-cli", "codex-cli", "gemini-cli")
 _FAMILIES = ("opus", "sonnet", "haiku")
 # Suffixes that name a snapshot, a context size or a provider's version of the same model:
 # claude-haiku-5-5-20251001, claude-opus-5-5[1m], ...-latest, Vertex's @20251001, Bedrock's -v1:0.

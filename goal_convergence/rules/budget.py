@@ -44,6 +44,16 @@ def accrue(goal: Goal, now: datetime) -> None:
     goal.active_since = now_iso(now)
 
 
+def hold_to_tokens(goal: Goal, dearest_output: float) -> None:
+    """Give a goal with a dollar budget and no token budget the tokens its dollars left buy at
+    ``dearest_output`` (USD per million, the dearest price known): spend that no price counts (a model
+    missing from the table) must still end the loop, and in tokens it can be counted."""
+    b = goal.budget
+    if b.max_tokens is None and b.max_dollars is not None:
+        left = max(0.0, b.max_dollars - goal.spent.dollars)
+        b.max_tokens = max(1, goal.spent.tokens + int(left / dearest_output * 1e6))
+
+
 def exhausted(goal: Goal, active_seconds: float | None = None) -> StopReason | None:
     """The stop reason of the first limit the spent counters have reached, if any."""
     b, s = goal.budget, goal.spent

@@ -54,6 +54,42 @@ def price_for(model: str) -> Price:
     return table[max(known, key=len)]
 
 
+def dearest_output() -> float:
+    """The highest output price in the table (USD per million tokens): what spend no price counts is
+    reckoned at, to stay on the safe side."""
+    return max(price.output for price in _table(*_user_file_stamp()).values())
+
+
+def gemini_counts(prompt: int, cached: int, output: int, thoughts: int = 0, tool: int = 0) -> tuple[int, ...]:
+    """Gemini tokens as ``usage_counts`` orders them: the prompt's uncached part (and the tool-use prompt) at the
+    input price, its cached part at the cache price, the output and the thinking at the output price."""
+    cached = min(max(0, cached), max(0, prompt))
+    return max(0, prompt) - cached + max(0, tool), 0, 0, cached, max(0, output) + max(0, thoughts)
+
+
+def priced(calls: dict[str, list[tuple[int, ...]]]) -> tuple[float, int, dict[str, int]]:
+    """Dollars and tokens of calls (``usage_counts`` tuples) by model, and the tokens of each model with no
+    price: those are counted in tokens only, and the caller must say so (``unpriced_note``), never count $0."""
+    dollars, tokens, unpriced = 0.0, 0, {}
+    for model, counts in calls.items():
+        spent = sum(map(sum, counts))
+        tokens += spent
+        try:
+            price = price_for(model)
+        except PriceUnknown:
+            unpriced[model] = unpriced.get(model, 0) + spent
+            continue
+        dollars += sum(counts_cost(applies(price, c), c) for c in counts)  # type: ignore[arg-type]
+    return dollars, tokens, unpriced
+
+
+def unpriced_note(unpriced: dict[str, int]) -> str:
+    names = ", ".join(f"{model} ({tokens} tokens)" for model, tokens in unpriced.items())
+    return (f"goal-convergence: no price for {names}, so that spend is counted in tokens, not dollars, and the goal "
+            f"is held to a token budget (what its dollars left buy at the dearest price known). Add the price to "
+            f'{user_prices_path()} as {{"<model>": {{"input": <USD per million tokens>, "output": <USD per million>}}}}')
+
+
 def usage_counts(usage: dict[str, Any]) -> tuple[int, int, int, int, int]:
     """One call's tokens as (input, 5-minute cache writes, 1-hour cache writes, cache reads, output). A
     cache-write total without the split counts as 5-minute writes."""

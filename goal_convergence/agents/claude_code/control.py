@@ -78,7 +78,7 @@ def _tool_call_since(transcript: Path, offset: int) -> bool:
     except OSError:
         return True  # cannot tell: count the turn, as before control turns were told apart
     for line in lines:
-        if b'"tool_use"' not in line and b'"function_call"' not in line:
+        if b'"tool_use"' not in line and b'"function_call"' not in line and b'"toolCalls"' not in line:
             continue
         try:
             entry = json.loads(line)
@@ -89,6 +89,8 @@ def _tool_call_since(transcript: Path, offset: int) -> bool:
         payload = entry.get("payload")  # a Codex rollout's line: a response item that calls a tool
         if entry.get("type") == "response_item" and isinstance(payload, dict) and \
                 payload.get("type") == "function_call":
+            return True
+        if entry.get("type") == "gemini" and entry.get("toolCalls"):  # Gemini CLI's chat recording
             return True
         content = (entry.get("message") or {}).get("content") if entry.get("type") == "assistant" else None
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):

@@ -34,9 +34,10 @@ from . import control, fast, naming, transcript
 STUCK_CAP = 7
 MAX_FAILURES_SHOWN = 5
 Summaries = list[dict[str, Any]]
-# How a session's transcript is metered: Claude Code's here; another agent's adapter passes its own reader
-# (its reading has the same fields: dollars, tokens, model, offsets, note).
+# Reads what a session spent since the offsets given: transcript.read's signature (each agent has its own
+# reader, with the same fields: dollars, tokens, model, offsets, note).
 Meter = Callable[..., Any]
+Handlers = dict[str, Callable[..., dict[str, Any]]]  # a hook event's handler: (store, hook input, summaries)
 
 
 class HookInput(BaseModel):
@@ -53,17 +54,19 @@ class HookInput(BaseModel):
     command_args: str = ""
 
 
-def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
+def run(event: str, data: bytes, store: Store | None = None, handlers: Handlers | None = None,
+        agent: str = "Claude Code") -> dict[str, Any]:
+    """Claude Code's hook ``event`` (another agent's, with its ``handlers``) on its input ``data``."""
     try:
         hook_input = HookInput.model_validate_json(data)
     except ValidationError as exc:
         raise InvalidInput(f"the {event} hook got input it cannot use ({problems(exc, 1)}); "
-                           f"is this Claude Code?") from None
+                           f"is this {agent}?") from None
     config.env_settings()  # a bad setting fails here, before any work (errors.py)
     store = store or Store()
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
-    answer = HANDLERS[event](store, hook_input, summaries)
+    answer = (handlers or HANDLERS)[event](store, hook_input, summaries)
     return naming.answer_in_session(quarantine.with_notice(answer, store.quarantined))
 
 
@@ -90,13 +93,13 @@ def maker_report(hook_input: HookInput, *, final: bool,
                 log_error("transcript", reading.note)
         return engine.MakerReport(summary=hook_input.last_assistant_message,
                                   cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
-                                  model=reading.model, transcript_offsets=reading.offsets)
+                                  model=reading.model, transcript_offsets=reading.offsets,
+                                  unpriced=bool(getattr(reading, "unpriced", None)))
 
     return read
 
 
-def on_stop(store: Store, hook_input: HookInput, summaries: Summaries,
-            meter: Meter = transcript.read) -> dict[str, Any]:
+def on_stop(store: Store, hook_input: HookInput, summaries: Summaries, meter: Meter = transcript.read) -> dict[str, Any]:
     """One iteration of the loop. ``stop_hook_active`` is not consulted: the goal's own budget and
     stuck detection end the loop, and they end it before Claude Code's block cap does."""
     goal_id = bound_goal_id(summaries, hook_input.session_id)
@@ -212,14 +215,16 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
     return change
 
 
-def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+def on_session_end(store: Store, hook_input: HookInput, summaries: Summaries,
+                   meter: Meter = transcript.read) -> dict[str, Any]:
     goal_id = bound_goal_id(summaries, hook_input.session_id)
     if goal_id is not None:
-        engine.record_maker(store, goal_id, maker_report(hook_input, final=True), detach=True)
+        engine.record_maker(store, goal_id, maker_report(hook_input, final=True, meter=meter), detach=True)
     return {}
 
 
-def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[str, Any]:
+def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summaries,
+                        agent: str = "claude-code") -> dict[str, Any]:
     from . import slash  # click and goal creation: the other hooks (SessionEnd: 1.5 s) need neither
 
     name = (hook_input.command_name or "").rpartition(":")[2]
@@ -228,7 +233,7 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
     else:
         control.clear(store.root, hook_input.session_id)
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
-                              store=store)
+                              store=store, agent=agent)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
                                                      "additionalContext": reply.text}}
     if reply.notice:
@@ -236,7 +241,7 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
     return answer
 
 
-HANDLERS: dict[str, Callable[[Store, HookInput, Summaries], dict[str, Any]]] = {
+HANDLERS: Handlers = {
     "stop": on_stop,
     "session-start": on_session_start,
     "session-end": on_session_end,

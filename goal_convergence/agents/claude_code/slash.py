@@ -59,6 +59,7 @@ class _Call:
     agent: str = "claude-code"
     sub: str = ""
     args: list[str] = field(default_factory=list)
+    agent: str = "claude-code"  # the coding agent whose session this is (Goal.agent)
 
 
 def run_command(name: str, raw: str, *, session_id: str | None, cwd: str | None, store: Store | None = None,

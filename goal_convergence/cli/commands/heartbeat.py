@@ -19,7 +19,7 @@ from .. import output
                    "(or --parallel K at a time).")
 @click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --run: that many goals at once, as a wave (`goal wave`: worktrees, merged back in order).")
-@click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "command", "conditions"]),
+@click.option("--oracle", type=click.Choice(["auto", "anthropic", "claude-cli", "gemini-cli", "command", "conditions"]),
               help="The heartbeat goals' oracle, over the settings' `oracle`; `conditions` means no model at all.")
 @click.option("--maker", type=click.Choice(["claude"]), help="With --run: Claude Code in print mode (default).")
 @click.option("--maker-cmd", help="With --run: any shell command as the maker (it gets GOAL_HINT, GOAL_ID).")

@@ -14,8 +14,8 @@ from ..options import attempts_option, budget_options, given, goal_options, spec
 @click.argument("target", required=False)
 @goal_options
 @budget_options(defaults=True)
-@click.option("--maker", type=click.Choice(["claude", "codex"]),
-              help="The maker: Claude Code in print mode (default), or Codex CLI (codex exec).")
+@click.option("--maker", type=click.Choice(["claude", "codex", "gemini"]),
+              help="The maker: Claude Code in print mode (default), Codex CLI (codex exec) or Gemini CLI headless.")
 @click.option("--maker-cmd", help="The maker: any shell command (it gets GOAL_HINT, GOAL_ID, GOAL_TASKS).")
 @attempts_option
 @click.option("--branch", help="Leave the converged work on a new branch of this name, not in your files.")
