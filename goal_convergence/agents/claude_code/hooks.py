@@ -23,7 +23,7 @@ from ...report import render
 from ...rules import budget
 from ...storage import config
 from ...storage.store import Store
-from ...system import index, mask, quarantine
+from ...system import deadline, index, mask, quarantine
 from ...system.log import log_error
 from ...system.text import clip, plural
 from ...vcs import checkpoint
@@ -56,7 +56,9 @@ def run(event: str, data: bytes, store: Store | None = None) -> dict[str, Any]:
     except ValidationError as exc:
         raise InvalidInput(f"the {event} hook got input it cannot use ({problems(exc, 1)}); "
                            f"is this Claude Code?") from None
-    config.env_settings()  # a bad setting fails here, before any work (errors.py)
+    settings = config.env_settings()  # a bad setting fails here, before any work (errors.py)
+    if event == "stop":  # every check and judge call of this stop ends within it (system/deadline.py)
+        deadline.start(settings.stop_budget)
     store = store or Store()
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
