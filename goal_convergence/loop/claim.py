@@ -48,38 +48,51 @@ def live_runner(goal: Goal, now: datetime) -> Runner | None:
     return old if old is not None and not _mine(old) and _alive(old, now) else None
 
 
-def take(store: Store, goal_id: str, now: datetime) -> Goal:
-    """Claim the goal for this process and start its clock; reap what dead runs left first.
-    Raises RunnerBusy when another live `goal run` holds it."""
+def holder(runner: Runner) -> str:
+    """Who holds a claim, in words: `goal run (pid 12 on host, since ...)`."""
+    return f"{runner.by or '`goal run`'} (pid {runner.pid} on {runner.host}, since {runner.since})"
+
+
+class Held(RunnerBusy):
+    """Another live writer holds the goal's claim."""
+
+    def __init__(self, message: str, runner: Runner) -> None:
+        super().__init__(message)
+        self.runner = runner
+
+
+def take(store: Store, goal_id: str, now: datetime, by: str | None = None) -> Goal:
+    """Claim the goal for this process and start its clock; reap what dead runs left first. ``by``: who, when
+    not `goal run` (a Stop hook for its iteration). Raises Held when another live writer holds it."""
     reap(store)
     pid, host, started = orphans.me()
 
     def change(goal: Goal) -> Goal:
         old = goal.runner
         if live_runner(goal, now):
-            raise RunnerBusy(
-                f"goal {goal.goal_id} is already being run by `goal run` (pid {old.pid} on {old.host}, since "
-                f"{old.since}); wait for it to end, or stop it first (`goal pause {goal.goal_id}`, or kill "
-                f"{old.pid}), then run again")
+            raise Held(
+                f"goal {goal.goal_id} is already being run by {holder(old)}; wait for it to end, or stop it first "
+                f"(`goal pause {goal.goal_id}`, or kill {old.pid}), then run again", old)
         if old is not None and not _mine(old):
             # Killed: its clock ran up to its last sign of life, not to now.
             budget.accrue(goal, min(now, parse_iso(old.seen_at)))
-            goal.active_since = None
+            budget.run_clock(goal, now, False)
         engine.repair_pending(goal)
-        goal.runner = Runner(pid=pid, host=host, started=started, since=now_iso(now), seen_at=now_iso(now))
+        goal.runner = Runner(pid=pid, host=host, started=started, since=now_iso(now), seen_at=now_iso(now), by=by)
         budget.accrue(goal, now)
-        if goal.state == "active":
-            goal.active_since = goal.active_since or now_iso(now)
+        budget.run_clock(goal, now, goal.state == "active" or goal.active_since is not None)
         return goal
 
     return store.update(Goal, goal_id, change)
 
 
-def release(store: Store, goal_id: str, now: datetime) -> Goal:
-    """Charge and stop the clock, and drop the claim if it is still ours."""
+def release(store: Store, goal_id: str, now: datetime, stop_clock: bool = True) -> Goal:
+    """Charge and stop the clock (not with ``stop_clock`` False: a session works on), and drop the claim if it
+    is still ours."""
     def change(goal: Goal) -> Goal:
         budget.accrue(goal, now)
-        goal.active_since = None
+        if stop_clock:
+            budget.run_clock(goal, now, False)
         if _mine(goal.runner):
             goal.runner = None
         return goal
@@ -94,29 +107,53 @@ def release(store: Store, goal_id: str, now: datetime) -> Goal:
 
 
 @contextmanager
-def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
-    """While the runner works: refresh its claim every ``budget.HEARTBEAT_SECONDS`` (charging the
-    clock as it goes), record the groups of its live children, record itself as the runner of a maker of the
-    goal (insiders.py: what runs below it is refused the commands that change goals) and adopt the orphans
-    below it (subreaper.py)."""
+def _beating(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
+    """Refresh our claim every ``budget.HEARTBEAT_SECONDS``: its counter moves on, and the clock is charged."""
     stop = threading.Event()
 
-    def beat() -> None:
+    def beat(goal: Goal) -> Goal:
+        if _mine(goal.runner):
+            goal.runner.beats += 1  # type: ignore[union-attr]
+        budget.accrue(goal, clock())
+        return goal
+
+    def beating() -> None:
         while not stop.wait(budget.HEARTBEAT_SECONDS):
             try:
-                store.update(Goal, goal_id, lambda g: budget.accrue(g, clock()))
+                store.update(Goal, goal_id, beat)
             except GoalConvergenceError as exc:  # the run itself meets the same problem and reports it
                 log_error("heartbeat", f"{goal_id}: {exc}")
 
-    thread = threading.Thread(target=beat, name=f"claim {goal_id}", daemon=True)
+    thread = threading.Thread(target=beating, name=f"claim {goal_id}", daemon=True)
     thread.start()
     try:
-        with orphans.watchdog() as dog, process.watching(dog), process.watching(_recorder(store, goal_id)), \
-                insiders.working(store.root, goal_id), subreaper.subreaping():
-            yield
+        yield
     finally:
         stop.set()
         thread.join()
+
+
+@contextmanager
+def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
+    """While the runner works: refresh its claim (``_beating``), record the groups of its live children, record
+    itself as the runner of a maker of the goal (insiders.py: what runs below it is refused the commands that
+    change goals) and adopt the orphans below it (subreaper.py)."""
+    with _beating(store, goal_id, clock), orphans.watchdog() as dog, process.watching(dog), \
+            process.watching(_recorder(store, goal_id)), insiders.working(store.root, goal_id), subreaper.subreaping():
+        yield
+
+
+@contextmanager
+def holding(store: Store, goal_id: str, by: str, clock: Callable[[], datetime]) -> Iterator[None]:
+    """A Stop hook's claim for its one iteration: the goal has one writer of money at a time, so a `goal run`
+    started meanwhile waits its turn (Held), and the hook defers to a live one (Held). The session's clock
+    runs on after it."""
+    take(store, goal_id, clock(), by=by)
+    try:
+        with _beating(store, goal_id, clock):
+            yield
+    finally:
+        release(store, goal_id, clock(), stop_clock=False)
 
 
 # ---- the children's groups ------------------------------------------------------------------------

@@ -11,19 +11,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InvalidInput, problems
 from ...loop import claim, engine
-from ...models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
+from ...models import ConditionEvidence, Cost, Goal, Iteration, parse_iso
 from ...report import render
 from ...rules import budget
 from ...storage import config
 from ...storage.store import Store
-from ...system import deadline, index, mask, quarantine
+from ...system import clock, deadline, index, mask, quarantine
 from ...system.log import log_error
 from ...system.text import clip, plural
 from ...vcs import checkpoint
@@ -101,11 +101,17 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
         return {}
     if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
         return {}  # the turn only ran a goal-management command: no iteration, no block
-    claim.reap(store)  # what a killed `goal run` left running (claim.py)
-    # When the loop ends here no later read will charge the message a Stop's read holds back: it is
-    # charged with the iteration's record (settle), in the same write.
-    outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
-                                   settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
+    # One writer of money a goal (claim.py): this stop's iteration holds the goal's claim, which also reaps what a
+    # killed `goal run` left running. When the loop ends here no later read will charge the message a Stop's
+    # read holds back: it is charged with the iteration's record (settle), in the same write.
+    try:
+        with claim.holding(store, goal_id, f"the Stop hook of session {hook_input.session_id}", _now):
+            outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
+                                           settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
+    except claim.Held as held:  # another writer works the goal: the session stops, its spend all charged
+        engine.record_maker(store, goal_id, maker_report(hook_input, final=True), pend=False)
+        return {"systemMessage": f"goal-convergence: {goal_id} is being run by {claim.holder(held.runner)}; "
+                                 "this stop runs no iteration of its own"}
     goal, decision = outcome.goal, outcome.decision
     if engine.carries_on(goal, decision):
         return carry_on(_with_held_back(goal, hook_input), outcome.iteration, decision.hint)
@@ -119,6 +125,10 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
     if goal.state == "escalated":
         return {"systemMessage": escalation_line(goal, outcome.triage_id)}
     return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def _now() -> datetime:
+    return clock.now()
 
 
 def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
@@ -192,7 +202,7 @@ def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) 
     if hook_input.source in fast.RESUMING:
         goal_id = bound_goal_id(summaries, hook_input.session_id)
         if goal_id is not None:
-            store.update(Goal, goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
+            store.update(Goal, goal_id, _restart_clock(clock.now(), hook_input.source == "compact"))
     # The summaries from before the clock restarted: the clock is not in them.
     return fast.session_start_answer(summaries, hook_input.session_id, hook_input.cwd)
 
@@ -203,7 +213,7 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
     def change(goal: Goal) -> Goal:
         if running:
             budget.accrue(goal, now)
-        goal.active_since = now_iso(now)
+        budget.start_clock(goal, now)
         return goal
 
     return change
