@@ -1,10 +1,13 @@
 """One runner a goal: the claim `goal run` holds on its goal, the heartbeat that keeps it fresh, and
 the record of its children's process groups that lets a later run reap what a killed one left.
 
-The claim (``Goal.runner``: pid, host, start time, since, last seen) is taken and dropped under the
-goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose
-process is gone (on this host: its pid with its start time; elsewhere: no heartbeat for
-``budget.STALE_SECONDS``) is taken over, its clock charged up to its last sign of life only.
+The claim (``Goal.runner``: pid, host, start time, since, last seen, heartbeats) is taken and dropped
+under the goal's lock. A second `goal run` on the goal (or a Stop hook, which holds the claim for its
+iteration) is refused while the first lives; a claim whose process is gone is taken over, its clock
+charged up to its last sign of life only. On this host a claim lives while its pid (with its start
+time) does; another host's lives while its heartbeat counter moves, which the one who would take it
+over watches for ``budget.STALE_SECONDS`` on its own monotonic clock: two hosts' wall clocks are never
+compared (one 45 s ahead would take a live claim).
 The groups live in a side file, ``runs/GOAL-ID.children.json`` next to the goals, written at each child's
 start and end (a goal write per child would cost far more).
 """
@@ -14,9 +17,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -36,10 +40,26 @@ def _mine(runner: Runner | None) -> bool:
     return runner is not None and (runner.pid, runner.host, runner.started) == orphans.me()
 
 
+# How often a claim of another host is looked at while it is watched.
+WATCH_SECONDS = 0.5
+
+
 def _alive(runner: Runner, now: datetime) -> bool:
+    """On this host, whether its process lives; another host's claim is live until watched still (``_still``)."""
     if runner.host == orphans.host():
         return orphans.alive(runner.pid, runner.started)
-    return now - parse_iso(runner.seen_at) <= timedelta(seconds=budget.STALE_SECONDS)
+    return True
+
+
+def _still(store: Store, goal_id: str, runner: Runner) -> bool:
+    """Whether another host's claim stays as it is (its heartbeat counter still) for ``budget.STALE_SECONDS`` of
+    our own monotonic clock: then its process is gone."""
+    until = time.monotonic() + budget.STALE_SECONDS
+    while time.monotonic() < until:
+        time.sleep(WATCH_SECONDS)
+        if store.load(Goal, goal_id).runner != runner:
+            return False
+    return True
 
 
 def live_runner(goal: Goal, now: datetime) -> Runner | None:
@@ -66,10 +86,12 @@ def take(store: Store, goal_id: str, now: datetime, by: str | None = None) -> Go
     not `goal run` (a Stop hook for its iteration). Raises Held when another live writer holds it."""
     reap(store)
     pid, host, started = orphans.me()
+    seen = store.load(Goal, goal_id).runner
+    gone = seen if seen is not None and seen.host != host and _still(store, goal_id, seen) else None
 
     def change(goal: Goal) -> Goal:
         old = goal.runner
-        if live_runner(goal, now):
+        if live_runner(goal, now) and (gone is None or old != gone):
             raise Held(
                 f"goal {goal.goal_id} is already being run by {holder(old)}; wait for it to end, or stop it first "
                 f"(`goal pause {goal.goal_id}`, or kill {old.pid}), then run again", old)

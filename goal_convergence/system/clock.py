@@ -6,19 +6,17 @@ a boot, so ``now`` hands out wall times that also carry the monotonic reading an
 read in (``Instant``); a duration between two of them of the same boot is measured on the monotonic
 clock (rules/budget.py), and only across boots or hosts on the wall clock.
 
-``GOAL_CONVERGENCE_CLOCK_SKEW`` (seconds, may be negative) is added to the wall clock: the seam through
-which a test makes a process whose clock is off, or steps it. Standard library only.
+Tests hand the loop a clock of their own (engine.Edges.now), or run a process whose ``datetime`` is
+off (tests/skewclock.py). Standard library only.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
-SKEW = "GOAL_CONVERGENCE_CLOCK_SKEW"
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
@@ -37,17 +35,10 @@ def at(wall: datetime, mono: float | None, boot: str | None) -> Instant:
     return instant
 
 
-def skew() -> float:
-    try:
-        return float(os.environ.get(SKEW) or 0.0)
-    except ValueError:
-        return 0.0
-
-
 def now() -> Instant:
     """The wall clock now (UTC), with the monotonic clock's reading."""
     mono = time.monotonic()
-    return at(datetime.now(UTC) + timedelta(seconds=skew()), mono, boot())
+    return at(datetime.now(UTC), mono, boot())
 
 
 @cache

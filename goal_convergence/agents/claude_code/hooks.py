@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -75,14 +76,17 @@ def bound_goal_id(summaries: Summaries, session_id: str) -> str | None:
 
 def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engine.MakerReport]:
     """What the session spent since the goal last read its transcript, read under the goal's lock
-    (engine.record_maker): two hooks of one session never read from the same offsets. A transcript
-    first seen now counts from when the goal's clock started, or from its resume when the goal was
-    resumed since the last read: the session's work before that was not on this goal."""
+    (engine.record_maker): two hooks of one session never read from the same offsets. The goal's offsets
+    start where the transcript was when the slash command bound it (``mark_transcript``), so a file not in
+    them is new since and counts whole. Only a goal bound without a transcript to mark (`goal new --session`
+    from a shell) falls back to timestamps, for its first read: messages from before its clock started, or
+    its resume, were not spent on it."""
     def read(goal: Goal) -> engine.MakerReport:
         reading = transcript.Reading()
         if hook_input.transcript_path:
             start = goal.transcript_since or goal.active_since
-            since = parse_iso(start) if start else None
+            marked = str(Path(hook_input.transcript_path)) in goal.transcript_offsets
+            since = parse_iso(start) if start and not marked else None
             reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
             if reading.note:
                 log_error("transcript", reading.note)
@@ -234,13 +238,33 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
         control.mark(store.root, hook_input.session_id, hook_input.transcript_path)
     else:
         control.clear(store.root, hook_input.session_id)
+    before = bound_goal_id(summaries, hook_input.session_id)
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
                               store=store)
+    mark_transcript(store, hook_input, before)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
                                                      "additionalContext": reply.text}}
     if reply.notice:
         answer["systemMessage"] = reply.notice
     return answer
+
+
+def mark_transcript(store: Store, hook_input: HookInput, before: str | None) -> None:
+    """When the command just bound a goal to this session (made it, resumed it, took it over), the goal counts
+    the session's spend from the transcript's files as they are now: by their offsets, not by comparing the
+    messages' timestamps with its own clock, which may have stepped since (a goal made while the clock was
+    an hour ahead would skip every message)."""
+    bound = bound_goal_id(store.summaries(), hook_input.session_id)
+    if bound is None or not hook_input.transcript_path:
+        return
+
+    def change(goal: Goal) -> Goal:
+        if bound != before or goal.transcript_since:
+            goal.transcript_offsets = {**goal.transcript_offsets, **transcript.sizes(hook_input.transcript_path)}
+            goal.transcript_since = None
+        return goal
+
+    store.update(Goal, bound, change)
 
 
 HANDLERS: dict[str, Callable[[Store, HookInput, Summaries], dict[str, Any]]] = {
