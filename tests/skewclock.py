@@ -2,8 +2,8 @@
 on another host if asked: what `faketime` would do, for the one process. From the environment:
 
 - SKEW_SECONDS: added to the wall clock from the start (a host whose clock is ahead, or behind);
-- STEP_AFTER and STEP_SECONDS: after STEP_AFTER s of the process's life, STEP_SECONDS more (a laptop waking,
-  an NTP step), forward or back;
+- STEP_WHEN and STEP_SECONDS: once the file STEP_WHEN exists (a maker makes it as it starts), STEP_SECONDS more
+  for the rest of the process's life (a laptop waking, an NTP step), forward or back;
 - FAKE_HOST: the host name the process goes by.
 
 The monotonic clock is left alone, as the kernel leaves it when the wall clock steps. ``datetime.datetime`` is
@@ -16,17 +16,17 @@ import os
 import runpy
 import socket
 import sys
-import time
 
-_START = time.monotonic()
 _SKEW = float(os.environ.get("SKEW_SECONDS") or 0)
-_STEP_AFTER = float(os.environ.get("STEP_AFTER") or 0)
 _STEP = float(os.environ.get("STEP_SECONDS") or 0)
+_STEP_WHEN = os.environ.get("STEP_WHEN")
+_stepped = False
 
 
 def offset() -> _datetime.timedelta:
-    stepped = _STEP if _STEP and time.monotonic() - _START >= _STEP_AFTER else 0.0
-    return _datetime.timedelta(seconds=_SKEW + stepped)
+    global _stepped
+    _stepped = _stepped or bool(_STEP_WHEN and os.path.exists(_STEP_WHEN))
+    return _datetime.timedelta(seconds=_SKEW + (_STEP if _stepped else 0.0))
 
 
 class SkewedDatetime(_datetime.datetime):

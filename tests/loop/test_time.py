@@ -35,22 +35,26 @@ def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), **extra}
 
 
-def test_a_wall_clock_step_forward_during_an_iteration_is_not_charged(git_repo, gc_home):
-    gid = _goal(git_repo, max_duration="1h")
-    run = subprocess.run([*SKEWED, "run", gid, "--maker-cmd", "sleep 3"], cwd=git_repo, capture_output=True,
-                         text=True, timeout=300, env=_env(STEP_AFTER="2", STEP_SECONDS=HOURS_3))
+def _stepped_run(project, tmp_path, step: str) -> Goal:
+    """`goal run` of a one-iteration goal whose wall clock steps by ``step`` s as its maker starts (6 s of work)."""
+    gid = _goal(project, max_duration="1h", max_iterations=1)
+    mark = tmp_path / "stepped"
+    run = subprocess.run([*SKEWED, "run", gid, "--maker-cmd", f"touch {mark}; sleep 6"], cwd=project,
+                         capture_output=True, text=True, timeout=300, env=_env(STEP_WHEN=str(mark), STEP_SECONDS=step))
     goal = Store().load(Goal, gid)
+    assert mark.exists()
     assert goal.stop_reason == "ceiling" and run.returncode == 4, run.stdout + run.stderr
-    assert 5 <= goal.spent.active_seconds < 600, goal.spent
+    return goal
 
 
-def test_a_wall_clock_step_back_during_an_iteration_still_charges_the_time(git_repo, gc_home):
-    gid = _goal(git_repo, max_duration="1h")
-    run = subprocess.run([*SKEWED, "run", gid, "--maker-cmd", "sleep 4"], cwd=git_repo, capture_output=True,
-                         text=True, timeout=300, env=_env(STEP_AFTER="2", STEP_SECONDS="-" + HOURS_3))
-    goal = Store().load(Goal, gid)
-    assert goal.stop_reason == "ceiling" and run.returncode == 4, run.stdout + run.stderr
-    assert goal.spent.active_seconds >= 7.5, goal.spent  # two makers' 4 s each, lost by none of the steps
+def test_a_wall_clock_step_forward_during_an_iteration_is_not_charged(git_repo, gc_home, tmp_path):
+    goal = _stepped_run(git_repo, tmp_path, HOURS_3)
+    assert 6 <= goal.spent.active_seconds < 600, goal.spent
+
+
+def test_a_wall_clock_step_back_during_an_iteration_still_charges_the_time(git_repo, gc_home, tmp_path):
+    goal = _stepped_run(git_repo, tmp_path, "-" + HOURS_3)
+    assert goal.spent.active_seconds >= 6, goal.spent  # the maker's 6 s at least, not lost to the step
 
 
 def test_a_second_host_whose_clock_is_ahead_does_not_take_a_live_claim(git_repo, gc_home):
