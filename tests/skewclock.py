@@ -2,8 +2,9 @@
 on another host if asked: what `faketime` would do, for the one process. From the environment:
 
 - SKEW_SECONDS: added to the wall clock from the start (a host whose clock is ahead, or behind);
-- STEP_WHEN and STEP_SECONDS: once the file STEP_WHEN exists (a maker makes it as it starts), STEP_SECONDS more
-  for the rest of the process's life (a laptop waking, an NTP step), forward or back;
+- STEP_WHEN and STEP_SECONDS: each time the file STEP_WHEN appears (a maker makes it as it starts), it is taken
+  away and the clock steps by the next of STEP_SECONDS (comma-separated, forward or back: a laptop waking, an NTP
+  step), for the rest of the process's life;
 - FAKE_HOST: the host name the process goes by.
 
 The monotonic clock is left alone, as the kernel leaves it when the wall clock steps. ``datetime.datetime`` is
@@ -18,15 +19,17 @@ import socket
 import sys
 
 _SKEW = float(os.environ.get("SKEW_SECONDS") or 0)
-_STEP = float(os.environ.get("STEP_SECONDS") or 0)
+_STEPS = [float(s) for s in (os.environ.get("STEP_SECONDS") or "").split(",") if s]
 _STEP_WHEN = os.environ.get("STEP_WHEN")
-_stepped = False
+_stepped = 0.0
 
 
 def offset() -> _datetime.timedelta:
     global _stepped
-    _stepped = _stepped or bool(_STEP_WHEN and os.path.exists(_STEP_WHEN))
-    return _datetime.timedelta(seconds=_SKEW + (_STEP if _stepped else 0.0))
+    if _STEP_WHEN and _STEPS and os.path.exists(_STEP_WHEN):
+        os.unlink(_STEP_WHEN)
+        _stepped += _STEPS.pop(0)
+    return _datetime.timedelta(seconds=_SKEW + _stepped)
 
 
 class SkewedDatetime(_datetime.datetime):

@@ -2,12 +2,12 @@
 the record of its children's process groups that lets a later run reap what a killed one left.
 
 The claim (``Goal.runner``: pid, host, start time, since, last seen, heartbeats) is taken and dropped
-under the goal's lock. A second `goal run` on the goal (or a Stop hook, which holds the claim for its
-iteration) is refused while the first lives; a claim whose process is gone is taken over, its clock
+under the goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose process is gone is taken over, its clock
 charged up to its last sign of life only. On this host a claim lives while its pid (with its start
 time) does; another host's lives while its heartbeat counter moves, which the one who would take it
 over watches for ``budget.STALE_SECONDS`` on its own monotonic clock: two hosts' wall clocks are never
-compared (one 45 s ahead would take a live claim).
+compared (one 45 s ahead would take a live claim). Whatever makes iterations also holds the goal's writer
+lock (``writing``), so that a Stop hook and a `goal run` never judge and charge one goal at once.
 The groups live in a side file, ``runs/GOAL-ID.children.json`` next to the goals, written at each child's
 start and end (a goal write per child would cost far more).
 """
@@ -15,6 +15,7 @@ start and end (a goal write per child would cost far more).
 from __future__ import annotations
 
 import json
+import fcntl
 import os
 import threading
 import time
@@ -69,8 +70,8 @@ def live_runner(goal: Goal, now: datetime) -> Runner | None:
 
 
 def holder(runner: Runner) -> str:
-    """Who holds a claim, in words: `goal run (pid 12 on host, since ...)`."""
-    return f"{runner.by or '`goal run`'} (pid {runner.pid} on {runner.host}, since {runner.since})"
+    """Who holds a claim, in words: `goal run` (pid 12 on host, since ...)."""
+    return f"`goal run` (pid {runner.pid} on {runner.host}, since {runner.since})"
 
 
 class Held(RunnerBusy):
@@ -81,9 +82,9 @@ class Held(RunnerBusy):
         self.runner = runner
 
 
-def take(store: Store, goal_id: str, now: datetime, by: str | None = None) -> Goal:
-    """Claim the goal for this process and start its clock; reap what dead runs left first. ``by``: who, when
-    not `goal run` (a Stop hook for its iteration). Raises Held when another live writer holds it."""
+def take(store: Store, goal_id: str, now: datetime) -> Goal:
+    """Claim the goal for this process and start its clock; reap what dead runs left first.
+    Raises Held when another live `goal run` holds it."""
     reap(store)
     pid, host, started = orphans.me()
     seen = store.load(Goal, goal_id).runner
@@ -100,7 +101,7 @@ def take(store: Store, goal_id: str, now: datetime, by: str | None = None) -> Go
             budget.accrue(goal, min(now, parse_iso(old.seen_at)))
             budget.run_clock(goal, now, False)
         engine.repair_pending(goal)
-        goal.runner = Runner(pid=pid, host=host, started=started, since=now_iso(now), seen_at=now_iso(now), by=by)
+        goal.runner = Runner(pid=pid, host=host, started=started, since=now_iso(now), seen_at=now_iso(now))
         budget.accrue(goal, now)
         budget.run_clock(goal, now, goal.state == "active" or goal.active_since is not None)
         return goal
@@ -108,13 +109,11 @@ def take(store: Store, goal_id: str, now: datetime, by: str | None = None) -> Go
     return store.update(Goal, goal_id, change)
 
 
-def release(store: Store, goal_id: str, now: datetime, stop_clock: bool = True) -> Goal:
-    """Charge and stop the clock (not with ``stop_clock`` False: a session works on), and drop the claim if it
-    is still ours."""
+def release(store: Store, goal_id: str, now: datetime) -> Goal:
+    """Charge and stop the clock, and drop the claim if it is still ours."""
     def change(goal: Goal) -> Goal:
         budget.accrue(goal, now)
-        if stop_clock:
-            budget.run_clock(goal, now, False)
+        budget.run_clock(goal, now, False)
         if _mine(goal.runner):
             goal.runner = None
         return goal
@@ -157,25 +156,37 @@ def _beating(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Itera
 
 @contextmanager
 def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
-    """While the runner works: refresh its claim (``_beating``), record the groups of its live children, record
-    itself as the runner of a maker of the goal (insiders.py: what runs below it is refused the commands that
-    change goals) and adopt the orphans below it (subreaper.py)."""
-    with _beating(store, goal_id, clock), orphans.watchdog() as dog, process.watching(dog), \
-            process.watching(_recorder(store, goal_id)), insiders.working(store.root, goal_id), subreaper.subreaping():
+    """While the runner works: be the goal's one writer (``writing``: a Stop hook's iteration in flight ends
+    first), refresh its claim (``_beating``), record the groups of its live children, record itself as the runner
+    of a maker of the goal (insiders.py: what runs below it is refused the commands that change goals) and adopt
+    the orphans below it (subreaper.py)."""
+    with writing(store, goal_id), _beating(store, goal_id, clock), orphans.watchdog() as dog, \
+            process.watching(dog), process.watching(_recorder(store, goal_id)), insiders.working(store.root, goal_id), \
+            subreaper.subreaping():
         yield
 
 
 @contextmanager
-def holding(store: Store, goal_id: str, by: str, clock: Callable[[], datetime]) -> Iterator[None]:
-    """A Stop hook's claim for its one iteration: the goal has one writer of money at a time, so a `goal run`
-    started meanwhile waits its turn (Held), and the hook defers to a live one (Held). The session's clock
-    runs on after it."""
-    take(store, goal_id, clock(), by=by)
+def writing(store: Store, goal_id: str, give_way: Callable[[], Runner | None] | None = None) -> Iterator[None]:
+    """Be the goal's one writer of money: what makes iterations (a `goal run` for all of its run, a Stop hook for
+    its one iteration) holds this lock, an exclusive ``flock`` of ``runs/GOAL-ID.writer.lock`` that the kernel
+    drops with its holder. Without ``give_way`` it waits its turn; with it (a Stop hook) it asks, while it waits,
+    whether a live `goal run` holds the goal, and gives way to one (raises Held) instead of waiting for its end."""
+    path = _runs_path(store, goal_id).with_name(f"{store.path_for(Goal, goal_id).stem}.writer.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
-        with _beating(store, goal_id, clock):
-            yield
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if give_way else 0))
+                break
+            except BlockingIOError:
+                runner = give_way() if give_way else None
+                if runner is not None:
+                    raise Held(f"goal {goal_id} is being run by {holder(runner)}", runner) from None
+                time.sleep(WATCH_SECONDS)
+        yield
     finally:
-        release(store, goal_id, clock(), stop_clock=False)
+        os.close(fd)
 
 
 # ---- the children's groups ------------------------------------------------------------------------

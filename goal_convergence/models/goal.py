@@ -229,8 +229,7 @@ class SettingsChange(Model):
 
 
 class Runner(Model):
-    """The one writer working a goal (claim.py): a `goal run`, or a Stop hook for its iteration; who it is, and its
-    signs of life."""
+    """The one `goal run` working a goal (claim.py): who it is, and its signs of life."""
 
     pid: PosInt
     host: str = Field(min_length=1)
@@ -242,8 +241,6 @@ class Runner(Model):
     beats: NonNegInt = Field(default=0, description="Its heartbeats so far: it is live while this keeps moving, as "
                                                     "the observer's own clock judges, whatever the two hosts' clocks "
                                                     "say.")
-    by: str | None = Field(default=None, exclude_if=lambda v: v is None,
-                           description="Who holds it when not `goal run`: the Stop hook of a session.")
 
 
 class ClockMark(Model):

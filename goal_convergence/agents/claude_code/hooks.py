@@ -105,14 +105,15 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
         return {}
     if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
         return {}  # the turn only ran a goal-management command: no iteration, no block
-    # One writer of money a goal (claim.py): this stop's iteration holds the goal's claim, which also reaps what a
-    # killed `goal run` left running. When the loop ends here no later read will charge the message a Stop's
-    # read holds back: it is charged with the iteration's record (settle), in the same write.
+    claim.reap(store)  # what a killed `goal run` left running (claim.py)
+    # One writer of money a goal (claim.py): this stop's iteration holds the goal's writer lock, and gives way to
+    # a live `goal run`. When the loop ends here no later read will charge the message a Stop's read holds back:
+    # it is charged with the iteration's record (settle), in the same write.
     try:
-        with claim.holding(store, goal_id, f"the Stop hook of session {hook_input.session_id}", _now):
-            outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False),
+        with claim.writing(store, goal_id, give_way=lambda: claim.live_runner(store.load(Goal, goal_id), _now())):
+            outcome = engine.run_iteration(store, goal_id, _unless_run(maker_report(hook_input, final=False)),
                                            settle=maker_report(hook_input, final=True), stuck_cap=STUCK_CAP)
-    except claim.Held as held:  # another writer works the goal: the session stops, its spend all charged
+    except claim.Held as held:  # a `goal run` works the goal: the session stops, its spend all charged
         engine.record_maker(store, goal_id, maker_report(hook_input, final=True), pend=False)
         return {"systemMessage": f"goal-convergence: {goal_id} is being run by {claim.holder(held.runner)}; "
                                  "this stop runs no iteration of its own"}
@@ -133,6 +134,18 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries) -> dict[s
 
 def _now() -> datetime:
     return clock.now()
+
+
+def _unless_run(work: Callable[[Goal], engine.MakerReport]) -> Callable[[Goal], engine.MakerReport]:
+    """``work``, unless a live `goal run` holds the goal as it is read for it (raises Held: nothing is written).
+    A run that claims the goal after this read waits for this iteration's end (claim.writing)."""
+    def read(goal: Goal) -> engine.MakerReport:
+        runner = claim.live_runner(goal, _now())
+        if runner is not None:
+            raise claim.Held(f"goal {goal.goal_id} is being run by {claim.holder(runner)}", runner)
+        return work(goal)
+
+    return read
 
 
 def _with_held_back(goal: Goal, hook_input: HookInput) -> Goal:
