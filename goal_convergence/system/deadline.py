@@ -67,6 +67,8 @@ def within(deadline: Deadline, call: Callable[[], T], *, cut: Callable[[], objec
     """``call()``'s result or exception, or ``Late`` once ``deadline`` passes. A late call is left to
     end in its daemon thread: ``deadline.passed`` tells it to stop, and ``cut`` (say, closing its
     connections) is asked to hurry it."""
+    if deadline.left() <= 0:  # nothing left: a call started now would be paid for and never waited for
+        raise Late(f"no time left of {deadline.seconds:g} s")
     done: dict[str, object] = {}
 
     def run() -> None:
