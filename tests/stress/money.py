@@ -37,7 +37,7 @@ class Figures:
     maker_charged: float
     calls: int
     iterations: int
-    hooks: int
+    hooks: int  # Stop hooks fired while the run ran
     deferred: int  # Stop hooks that said a `goal run` holds the goal
 
 
@@ -69,11 +69,13 @@ def run(project: Path, api: FakeAPI, tmp: Path, *, attempts: int, iterations: in
                               cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     wait_until(lambda: runner.poll() is not None or Store().load(Goal, goal.goal_id).runner is not None,
                "the run takes its claim")
-    written = deferred = 0
+    written = deferred = charged_lines = 0
     payload = {"session_id": "s-money", "transcript_path": str(transcript), "cwd": str(project),
                "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "done"}
     try:
         for _ in range(hooks):
+            if runner.poll() is not None:
+                break
             with transcript.open("a") as out:
                 for _ in range(3):
                     out.write(_assistant(written))
@@ -82,6 +84,8 @@ def run(project: Path, api: FakeAPI, tmp: Path, *, attempts: int, iterations: in
                                   input=json.dumps(payload).encode(), env=env, capture_output=True, timeout=300)
             assert done.returncode == 0, done.stderr.decode()
             deferred += b"is being run by `goal run`" in done.stdout
+            if done.stdout.strip():  # the goal was still the session's: what it spent so far is charged
+                charged_lines = written
             time.sleep(0.2)
         out_, err = runner.communicate(timeout=600)
     finally:
@@ -95,9 +99,12 @@ def run(project: Path, api: FakeAPI, tmp: Path, *, attempts: int, iterations: in
                    env=env, capture_output=True, timeout=120, check=True)
     with open(Store().root / "locks" / "session-end.s-money.lock", "a+") as lock:  # held by its child as it works
         fcntl.flock(lock, fcntl.LOCK_EX)
-    maker_billed = sum(cost.usage_cost(MAKER, json.loads(_assistant(n))["message"]["usage"]) for n in range(written))
+    # What the session spent on the goal: up to its last stop that found the goal still working (after the run
+    # ended it, the session's messages are not the goal's).
+    maker_billed = sum(cost.usage_cost(MAKER, json.loads(_assistant(n))["message"]["usage"])
+                       for n in range(charged_lines))
     final = Store().load(Goal, goal.goal_id)
     calls = len(api.messages)
     return Figures(oracle_billed=calls * cost.usage_cost(ORACLE, USAGE), oracle_charged=final.spent.oracle_dollars,
                    maker_billed=maker_billed, maker_charged=final.spent.maker_dollars, calls=calls,
-                   iterations=final.spent.iterations, hooks=hooks, deferred=deferred)
+                   iterations=final.spent.iterations, hooks=written // 3, deferred=deferred)
