@@ -56,6 +56,11 @@ def _span(goal: Goal, end: datetime) -> float:
     return (end - parse_iso(goal.active_since or now_iso(end))).total_seconds()
 
 
+def running_seconds(goal: Goal, now: datetime) -> float:
+    """The stretch the active clock has run since it was last charged (as ``accrue`` would charge it now)."""
+    return max(0.0, _span(goal, now)) if goal.active_since else 0.0
+
+
 def run_clock(goal: Goal, now: datetime, running: bool) -> None:
     """Stop the active clock, or start it at ``now`` unless it runs already."""
     if not running:
