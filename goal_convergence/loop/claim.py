@@ -2,8 +2,8 @@
 the record of its children's process groups that lets a later run reap what a killed one left.
 
 The claim (``Goal.runner``: pid, host, start time, since, last seen, heartbeats) is taken and dropped
-under the goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose process is gone is taken over, its clock
-charged up to its last sign of life only. On this host a claim lives while its pid (with its start
+under the goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose
+process is gone is taken over, its clock charged up to its last sign of life only. On this host a claim lives while its pid (with its start
 time) does; another host's lives while its heartbeat counter moves, which the one who would take it
 over watches for ``budget.STALE_SECONDS`` on its own monotonic clock: two hosts' wall clocks are never
 compared (one 45 s ahead would take a live claim). Whatever makes iterations also holds the goal's writer

@@ -5,8 +5,8 @@ from .base import (DURATION_PATTERN, EXIT_CODES, TRIAGE_ID_RE, Blocker, Conditio
                    now_iso, parse_iso)
 from .evidence import (Baseline, Census, ConditionEvidence, Integrity, IntegrityIssue, PristineRun, Regression,
                        Rerun, TestOutcome)
-from .goal import (MAX_ATTEMPTS, Budget, Checkpoint, ChildGroup, ClockMark, Cost, Escalation, Goal, HeartbeatMark, Iteration,
-                   MakerConfig, OracleConfig, OracleProvider, Pending, ProtectedFile, RunChildren, Runner,
+from .goal import (MAX_ATTEMPTS, Budget, Checkpoint, ChildGroup, ClockMark, Cost, Escalation, Goal, HeartbeatMark,
+                   Iteration, MakerConfig, OracleConfig, OracleProvider, Pending, ProtectedFile, RunChildren, Runner,
                    SettingChange, SettingsChange, Spent, StoppingCondition, Task, check_target, check_threshold)
 from .triage import AttemptBest, BestCheckpoint, FailingCondition, TriageItem
 from .verdict import ConditionResult, Decision, TaskChanges, Unfixable, Verdict

@@ -70,6 +70,10 @@ class _TooLarge(Exception):
     pass
 
 
+class _Broken(Exception):
+    """The connection failed while the reply's body was read (the SDK maps only what it reads itself)."""
+
+
 class AnthropicOracle:
     """The Messages API, with read-only tools. The SDK reads ANTHROPIC_API_KEY (or
     ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, and retries with backoff itself.
@@ -111,6 +115,9 @@ class AnthropicOracle:
                 body = deadline.within(limit, lambda: self._call(client, limit, messages, extra), cut=client.close)
             except (anthropic.APIError, deadline.Late) as exc:
                 raise JudgeError(self._failure(exc, limit), spent) from None
+            except _Broken as exc:
+                raise JudgeError(f"the connection to the oracle API broke while its reply was read "
+                                 f"({cut(str(exc), 200)}); try again later, or check the network and ANTHROPIC_BASE_URL", spent) from None
             except _TooLarge:
                 raise JudgeError(f"the oracle API's reply was over {MAX_REPLY_BYTES >> 20} MB, which no verdict "
                                  "needs; check ANTHROPIC_BASE_URL (a proxy in the way?)",
@@ -156,12 +163,17 @@ class AnthropicOracle:
                 model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=self.system, tools=self.toolbox.definitions,
                 messages=messages, timeout=max(limit.left(), 0.001), **extra) as raw:
             body = bytearray()
-            for chunk in raw.iter_bytes():
-                if limit.passed:
-                    raise deadline.Late("gave up")
-                body += chunk
-                if len(body) > MAX_REPLY_BYTES:
-                    raise _TooLarge
+            try:
+                for chunk in raw.iter_bytes():
+                    if limit.passed:
+                        raise deadline.Late("gave up")
+                    body += chunk
+                    if len(body) > MAX_REPLY_BYTES:
+                        raise _TooLarge
+            except (deadline.Late, _TooLarge):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the HTTP client's own error, whichever client the SDK uses
+                raise _Broken(str(exc)) from None
             return bytes(body)
 
     def _read(self, body: bytes, messages: list[dict[str, Any]]) -> tuple[_Reply | None, Cost]:

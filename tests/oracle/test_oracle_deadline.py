@@ -12,9 +12,10 @@ import pytest
 
 from goal_convergence.agents.claude_code import hooks
 from goal_convergence.oracle.api import MAX_REPLY_BYTES
-from goal_convergence.oracle.verdict import (MAX_HINT_CHARS, MAX_ITEM_CHARS, MAX_ITEMS, JudgeError, parse_foreign_verdict,
-                                             parse_verdict)
-from tests.agents.claude_code.test_hooks import load as hook_load, make_goal as hook_goal, project as hook_project  # noqa: F401
+from goal_convergence.oracle.verdict import (MAX_HINT_CHARS, MAX_ITEM_CHARS, MAX_ITEMS, JudgeError,
+                                             parse_foreign_verdict, parse_verdict)
+from tests.agents.claude_code.test_hooks import load as hook_load, make_goal as hook_goal  # noqa: F401
+from tests.agents.claude_code.test_hooks import project as hook_project  # noqa: F401 (a fixture)
 from tests.agents.claude_code.test_hooks import run_hook, stop_input
 from tests.fakeapi import FAST_RETRY, FakeAPI, Raw, delay, drip, error, redirect, text
 from tests.oracle.test_oracle import VERDICT, api_env, judge, project  # noqa: F401 (fixtures)

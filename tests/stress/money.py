@@ -26,7 +26,8 @@ from tests.fakeapi import FakeAPI, text
 ORACLE = "claude-haiku-5-5"
 MAKER = "claude-sonnet-5"
 USAGE = {"input_tokens": 1000, "output_tokens": 100}
-VERDICT = json.dumps({"converged": False, "reasons": ["calc is still wrong"], "nextHint": "fix calc", "confidence": 0.5})
+VERDICT = json.dumps({"converged": False, "reasons": ["calc is still wrong"], "nextHint": "fix calc",
+                      "confidence": 0.5})
 
 
 @dataclass
