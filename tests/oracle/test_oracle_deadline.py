@@ -132,8 +132,10 @@ def test_the_anthropic_judge_caps_the_verdict_it_returns(api_env, project):  # n
 
 def test_the_stop_hook_ends_within_its_own_budget(hook_project, fake_api):  # noqa: F811
     # a check that would take a minute and a judge that drips: the stop's 4 s budget bounds them both
-    goal_ = hook_goal(hook_project, checks=["python3 check.py", "sleep 60"], oracle_provider="anthropic",
+    slow = "python3 -c \"import os, time; time.sleep(60 if os.path.exists('slow') else 0)\""
+    goal_ = hook_goal(hook_project, checks=["python3 check.py", slow], oracle_provider="anthropic",
                       oracle_model="claude-haiku-5-5")
+    (hook_project / "slow").touch()  # from now on (not while the goal was made) the check takes a minute
     fake_api.enqueue(drip(text(json.dumps(VERDICT)), every=0.5))
     env = {**os.environ, "ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "x",
            "GOAL_CONVERGENCE_ORACLE_RETRIES": "0", "GOAL_CONVERGENCE_STOP_BUDGET": "4"}
