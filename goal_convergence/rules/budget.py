@@ -56,6 +56,12 @@ def _span(goal: Goal, end: datetime) -> float:
     return (end - parse_iso(goal.active_since or now_iso(end))).total_seconds()
 
 
+def clock_started(goal: Goal, now: datetime) -> datetime | None:
+    """When the active clock started, on the wall clock as it reads at ``now``: ``active_since`` moved by
+    whatever step the wall clock made since (the monotonic mark tells), None when it is not running."""
+    return now - timedelta(seconds=_span(goal, now)) if goal.active_since else None
+
+
 def running_seconds(goal: Goal, now: datetime) -> float:
     """The stretch the active clock has run since it was last charged (as ``accrue`` would charge it now)."""
     return max(0.0, _span(goal, now)) if goal.active_since else 0.0

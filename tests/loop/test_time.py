@@ -106,3 +106,25 @@ def test_a_goal_made_while_the_clock_was_an_hour_ahead_still_charges_the_session
     # the newest message is held back by a Stop's read (transcript.py): the next read charges it
     spent = sum(cost.usage_cost(MAKER, json.loads(_assistant(n, now))["message"]["usage"]) for n in (2, 3))
     assert Store().load(Goal, goal.goal_id).spent.maker_dollars == pytest.approx(spent, abs=1e-12)
+
+
+def test_a_goal_bound_from_a_shell_while_the_clock_was_ahead_still_charges_the_sessions_spend(git_repo, gc_home,
+                                                                                             tmp_path):
+    # `goal new --session` has no transcript to mark: its first read goes by time, which must allow for the step
+    (git_repo / "check.py").write_text("import sys\nsys.exit(1)\n")
+    transcript = tmp_path / "s-ahead.jsonl"
+    earlier = (datetime.now(UTC) - timedelta(minutes=10)).isoformat().replace("+00:00", "Z")
+    transcript.write_text(_assistant(0, earlier))  # before the goal: not its spend
+    made = subprocess.run([*SKEWED, "new", "make check.py pass", "--check", "python3 check.py", "--oracle",
+                           "conditions", "--session", "s-ahead", "--json"], cwd=git_repo, capture_output=True,
+                          text=True, timeout=120, env=_env(SKEW_SECONDS="3600"))
+    assert made.returncode == 0, made.stderr
+    gid = json.loads(made.stdout)["goalId"]
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    with transcript.open("a") as out:
+        out.write("".join(_assistant(n, now) for n in (1, 2, 3)))
+    run_hook("stop", {"session_id": "s-ahead", "transcript_path": str(transcript), "cwd": str(git_repo),
+                      "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "done"},
+             env=_env())
+    spent = sum(cost.usage_cost(MAKER, json.loads(_assistant(n, now))["message"]["usage"]) for n in (1, 2))
+    assert Store().load(Goal, gid).spent.maker_dollars == pytest.approx(spent, abs=1e-12)

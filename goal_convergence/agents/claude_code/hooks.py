@@ -79,14 +79,15 @@ def maker_report(hook_input: HookInput, *, final: bool) -> Callable[[Goal], engi
     (engine.record_maker): two hooks of one session never read from the same offsets. The goal's offsets
     start where the transcript was when the slash command bound it (``mark_transcript``), so a file not in
     them is new since and counts whole. Only a goal bound without a transcript to mark (`goal new --session`
-    from a shell) falls back to timestamps, for its first read: messages from before its clock started, or
-    its resume, were not spent on it."""
+    from a shell) falls back to timestamps, for its first read: messages from before its clock started (as
+    the wall clock reads now, whatever step it made since: budget.clock_started), or its resume, were not
+    spent on it."""
     def read(goal: Goal) -> engine.MakerReport:
         reading = transcript.Reading()
         if hook_input.transcript_path:
-            start = goal.transcript_since or goal.active_since
-            marked = str(Path(hook_input.transcript_path)) in goal.transcript_offsets
-            since = parse_iso(start) if start and not marked else None
+            marked = str(Path(hook_input.transcript_path)) in goal.transcript_offsets  # then by offset alone
+            since = (None if marked else parse_iso(goal.transcript_since) if goal.transcript_since
+                     else budget.clock_started(goal, _now()))
             reading = transcript.read(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
             if reading.note:
                 log_error("transcript", reading.note)
