@@ -9,6 +9,8 @@ test answer whatever side requests Claude Code makes as a small state machine.
     api.enqueue(error(429, "rate_limit_error", "slow down", headers=FAST_RETRY))
     api.enqueue(delay(5, text("too late")))
     api.enqueue(malformed("truncated"))  # a 200 whose body is not a well-formed message
+    api.enqueue(drip(text("slowly"), every=0.5))  # the headers at once, then the body a byte at a time
+    api.enqueue(redirect(other.url))  # a 307 to another server
 
 ``POST /v1/messages`` answers JSON, or server-sent events when the body asks for ``"stream": true``
 (the exact event sequence the SDK and Claude Code parse). ``POST /v1/messages/count_tokens``
@@ -83,7 +85,23 @@ class Raw:
     content_type: str = "application/json"
 
 
-Response = Union[Message, Error, Delay, Raw]
+@dataclass
+class Drip:
+    """Answer ``response``'s headers at once, then its body one byte every ``every`` seconds."""
+
+    response: Response
+    every: float = 0.5
+
+
+@dataclass
+class Redirect:
+    """Answer ``status`` with ``Location: location`` (the same path on ``location``'s server)."""
+
+    location: str
+    status: int = 307
+
+
+Response = Union[Message, Error, Delay, Raw, Drip, Redirect]
 
 
 def text(s: str, *, model: str | None = None, usage: dict | None = None, stop_reason: str | None = None) -> Message:
@@ -110,6 +128,16 @@ def error(status: int, type: str, message: str = "scripted error", headers: dict
 def delay(seconds: float, response: Response) -> Delay:
     """Answer ``response`` only after ``seconds`` (a slow server; closing the fake cuts the wait short)."""
     return Delay(seconds, response)
+
+
+def drip(response: Response, every: float = 0.5) -> Drip:
+    """A slow-drip server: the headers of ``response`` at once, then a byte of its body every ``every`` s."""
+    return Drip(response, every)
+
+
+def redirect(location: str, status: int = 307) -> Redirect:
+    """A redirect to ``location`` (a base URL: the request's own path is kept)."""
+    return Redirect(location, status)
 
 
 # The malformed 200 replies, by name: each one a way a proxy or a broken server answers.
@@ -255,7 +283,8 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             api.history.append(request)
             return request
 
-        def _send(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None):
+        def _send(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None,
+                  every: float | None = None):
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))
@@ -263,11 +292,20 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            if self.command != "HEAD":
+            if self.command == "HEAD":
+                return
+            if every is None:
                 self.wfile.write(payload)
+                return
+            self.wfile.flush()
+            for i in range(len(payload)):  # until the client hangs up, or the fake closes
+                if api._closing.wait(every):
+                    return
+                self.wfile.write(payload[i:i + 1])
+                self.wfile.flush()
 
-        def _json(self, status: int, doc: Any, headers: dict[str, str] | None = None) -> None:
-            self._send(status, json.dumps(doc).encode(), "application/json", headers)
+        def _json(self, status: int, doc: Any, headers: dict[str, str] | None = None, every: float | None = None):
+            self._send(status, json.dumps(doc).encode(), "application/json", headers, every)
 
         def do_POST(self) -> None:
             request = self._record()
@@ -277,21 +315,26 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 return self._json(200, {"input_tokens": estimate_tokens(_prompt(body))})
             if path != "/v1/messages":
                 return self._json(200, {})
-            response = api._next(body)
-            while isinstance(response, Delay):
-                if api._closing.wait(response.seconds):
+            response, every = api._next(body), None
+            while isinstance(response, (Delay, Drip)):
+                if isinstance(response, Drip):
+                    every = response.every
+                elif api._closing.wait(response.seconds):
                     return
                 response = response.response
             try:
+                if isinstance(response, Redirect):
+                    return self._send(response.status, b"", "text/plain",
+                                      {"Location": response.location.rstrip("/") + self.path})
                 if isinstance(response, Raw):
-                    return self._send(200, response.payload, response.content_type)
+                    return self._send(200, response.payload, response.content_type, every=every)
                 if isinstance(response, Error):
                     return self._json(response.status, {"type": "error", "error": {
-                        "type": response.type, "message": response.message}}, response.headers)
+                        "type": response.type, "message": response.message}}, response.headers, every)
                 message = response.body(body)
                 if body.get("stream"):
-                    return self._send(200, _sse(message), "text/event-stream")
-                return self._json(200, message)
+                    return self._send(200, _sse(message), "text/event-stream", every=every)
+                return self._json(200, message, every=every)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: fine
                 pass
 

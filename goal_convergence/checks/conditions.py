@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import GoalConvergenceError, InvalidInput
 from ..models import Census, ConditionEvidence, Goal, StoppingCondition, target
-from ..system import mask
+from ..system import deadline, mask
 from ..system.lines import LineScanners
 from ..system.process import Capture, missing_command, run, shell
 from . import census, metric, pycache
@@ -66,6 +66,8 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
          cancel: threading.Event | None, base_env: Mapping[str, str] | None = None,
          riders: list[tuple[int, StoppingCondition]] | None = None) -> list[ConditionEvidence]:
     """The evidence of ``condition``, and of each test condition in ``riders`` its run is also (shared_runs)."""
+    own, timeout = timeout, deadline.bounded(timeout) or 0.0  # a stop's budget may leave less (deadline.py)
+
     def evidence(**fields: object) -> ConditionEvidence:
         # Output is kept in the goal file and sent to the oracle: a printed key stops here.
         return ConditionEvidence(index=index, type=condition.type, command=condition.command, **mask.data(fields))
@@ -104,7 +106,10 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
     if done.cancelled:
         error = "cancelled before it finished"
     elif done.timed_out:
-        error = f"timed out after {timeout:g}s; raise the condition's timeoutSeconds or make the command faster"
+        error = (f"timed out after {timeout:g}s; raise the condition's timeoutSeconds or make the command faster"
+                 if timeout >= own else f"stopped after {timeout:g}s, all that was left of this stop's budget "
+                 "(GOAL_CONVERGENCE_STOP_BUDGET); make the checks faster, or raise the budget and the Stop hook's "
+                 "timeout together")
     elif done.code == 127:
         error = f"command not found: {missing_command(output, condition.command)}; check the condition's command"
     elif done.code == 126:

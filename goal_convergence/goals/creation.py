@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from ..checks import conditions
 from ..errors import InvalidInput
 from ..guard import environment, integrity
 from ..models import Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
-from ..rules import plan
+from ..rules import budget, plan
 from ..storage.store import Store
+from ..system import clock
 from ..vcs import tree
 from . import lookup
 from .specs import GoalSpec, build_budget, build_conditions, oracle_config, user_input
@@ -23,7 +24,7 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
 
     The check-defining files are kept as they are, and the conditions run once (``on_progress``
     follows that run) for the test census the goal is held to."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     if not spec.objective.strip():
         raise InvalidInput("the objective is empty; say what should be true when the goal is done")
     root = lookup.find_project(spec.project)
@@ -34,6 +35,7 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     stamp = now_iso(now)
     with user_input():
         goal = _goal(spec, root, conds, oracle, stamp)
+    budget.run_clock(goal, now, bool(spec.session_id))  # a session works it from now: its clock runs
     manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
     # The runner's environment is probed while the start run runs: that run writes no bytecode where the
     # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
@@ -64,7 +66,6 @@ def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: Or
         base_commit=tree.head_commit(root),
         base_tree=tree.tree_fingerprint(root),
         heartbeat=spec.heartbeat,
-        active_since=stamp if spec.session_id else None,
         created_at=stamp,
         updated_at=stamp,
     )

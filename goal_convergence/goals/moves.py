@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from contextlib import suppress
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from ..errors import GoalNotFound, IllegalTransition
 from ..models import Goal, TriageItem, now_iso
 from ..rules import budget, lifecycle
 from ..storage.store import Store
+from ..system import clock
 from ..vcs import checkpoint, worktree
 from . import lookup, notify
 from .settings import change_settings
@@ -19,7 +20,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
          keep_checkpoints: bool = False) -> Goal:
     """pause or abandon a goal (resume has its own function: it binds a session and may raise a budget).
     An abandoned goal's checkpoint refs are removed unless kept."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     goal = store.update(Goal, goal_id, lambda g: lifecycle.transition(g, action, now))
     if action == "abandon":
         worktree.sweep(Path(goal.project_root), goal.goal_id, worktree.ATTEMPTS)  # a killed run's parallel attempts
@@ -32,7 +33,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
 def reconfigure(store: Store, goal_id: str, given: dict, via: str, now: datetime | None = None) -> Goal:
     """Apply flags given with an existing goal (`goal run ID --max-iterations 25 --oracle conditions`).
     An escalated goal is re-opened with them: that is what they were given for."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     if store.load(Goal, goal_id).state == "escalated":
         return resume(store, goal_id, raise_budget=given, via=via, now=now)
 
@@ -48,7 +49,7 @@ def reconfigure(store: Store, goal_id: str, given: dict, via: str, now: datetime
 def check_settings(store: Store, goal_id: str, given: dict, via: str) -> None:
     """Refuse the flags ``reconfigure`` would refuse for what they are, changing nothing (a copy takes them):
     `goal run` checks them before it claims the goal, and applies them once it holds the claim."""
-    change_settings(store.load(Goal, goal_id).model_copy(deep=True), dict(given), via, datetime.now(UTC))
+    change_settings(store.load(Goal, goal_id).model_copy(deep=True), dict(given), via, clock.now())
 
 
 def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_budget: dict | None = None,
@@ -60,7 +61,7 @@ def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_b
     whose budget is still spent needs a raised budget first, or it would stop again at once. Its
     triage item is resolved: the goal is being worked on again, and it escalates anew if it must.
     """
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     if session_id:
         lookup.refuse_second_goal_in_session(store, session_id, except_id=goal_id)
     reopened: list[str] = []
@@ -80,12 +81,12 @@ def resume(store: Store, goal_id: str, *, session_id: str | None = None, raise_b
         if session_id and session_id != goal.session_id:
             # Taken over from another session, which may have died without its SessionEnd: its clock
             # since the last iteration is idle time as likely as work, so it is not charged.
-            goal.active_since = None
+            budget.run_clock(goal, now, False)
         budget.accrue(goal, now)
         goal.session_id = session_id or goal.session_id
         if session_id:
             goal.agent = agent  # type: ignore[assignment]
-        goal.active_since = now_iso(now) if session_id else None
+        budget.run_clock(goal, now, bool(session_id))
         return goal
 
     goal = store.update(Goal, goal_id, change)

@@ -1,10 +1,13 @@
 """One runner a goal: the claim `goal run` holds on its goal, the heartbeat that keeps it fresh, and
 the record of its children's process groups that lets a later run reap what a killed one left.
 
-The claim (``Goal.runner``: pid, host, start time, since, last seen) is taken and dropped under the
-goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose
-process is gone (on this host: its pid with its start time; elsewhere: no heartbeat for
-``budget.STALE_SECONDS``) is taken over, its clock charged up to its last sign of life only.
+The claim (``Goal.runner``: pid, host, start time, since, last seen, heartbeats) is taken and dropped
+under the goal's lock. A second `goal run` on the goal is refused while the first lives; a claim whose
+process is gone is taken over, its clock charged up to its last sign of life only. On this host a claim lives while its pid (with its start
+time) does; another host's lives while its heartbeat counter moves, which the one who would take it
+over watches for ``budget.STALE_SECONDS`` on its own monotonic clock: two hosts' wall clocks are never
+compared (one 45 s ahead would take a live claim). Whatever makes iterations also holds the goal's writer
+lock (``writing``), so that a Stop hook and a `goal run` never judge and charge one goal at once.
 The groups live in a side file, ``runs/GOAL-ID.children.json`` next to the goals, written at each child's
 start and end (a goal write per child would cost far more).
 """
@@ -12,11 +15,13 @@ start and end (a goal write per child would cost far more).
 from __future__ import annotations
 
 import json
+import fcntl
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -36,10 +41,26 @@ def _mine(runner: Runner | None) -> bool:
     return runner is not None and (runner.pid, runner.host, runner.started) == orphans.me()
 
 
+# How often a claim of another host is looked at while it is watched.
+WATCH_SECONDS = 0.5
+
+
 def _alive(runner: Runner, now: datetime) -> bool:
+    """On this host, whether its process lives; another host's claim is live until watched still (``_still``)."""
     if runner.host == orphans.host():
         return orphans.alive(runner.pid, runner.started)
-    return now - parse_iso(runner.seen_at) <= timedelta(seconds=budget.STALE_SECONDS)
+    return True
+
+
+def _still(store: Store, goal_id: str, runner: Runner) -> bool:
+    """Whether another host's claim stays as it is (its heartbeat counter still) for ``budget.STALE_SECONDS`` of
+    our own monotonic clock: then its process is gone."""
+    until = time.monotonic() + budget.STALE_SECONDS
+    while time.monotonic() < until:
+        time.sleep(WATCH_SECONDS)
+        if store.load(Goal, goal_id).runner != runner:
+            return False
+    return True
 
 
 def live_runner(goal: Goal, now: datetime) -> Runner | None:
@@ -48,28 +69,41 @@ def live_runner(goal: Goal, now: datetime) -> Runner | None:
     return old if old is not None and not _mine(old) and _alive(old, now) else None
 
 
+def holder(runner: Runner) -> str:
+    """Who holds a claim, in words: `goal run` (pid 12 on host, since ...)."""
+    return f"`goal run` (pid {runner.pid} on {runner.host}, since {runner.since})"
+
+
+class Held(RunnerBusy):
+    """Another live writer holds the goal's claim."""
+
+    def __init__(self, message: str, runner: Runner) -> None:
+        super().__init__(message)
+        self.runner = runner
+
+
 def take(store: Store, goal_id: str, now: datetime) -> Goal:
     """Claim the goal for this process and start its clock; reap what dead runs left first.
-    Raises RunnerBusy when another live `goal run` holds it."""
+    Raises Held when another live `goal run` holds it."""
     reap(store)
     pid, host, started = orphans.me()
+    seen = store.load(Goal, goal_id).runner
+    gone = seen if seen is not None and seen.host != host and _still(store, goal_id, seen) else None
 
     def change(goal: Goal) -> Goal:
         old = goal.runner
-        if live_runner(goal, now):
-            raise RunnerBusy(
-                f"goal {goal.goal_id} is already being run by `goal run` (pid {old.pid} on {old.host}, since "
-                f"{old.since}); wait for it to end, or stop it first (`goal pause {goal.goal_id}`, or kill "
-                f"{old.pid}), then run again")
+        if live_runner(goal, now) and (gone is None or old != gone):
+            raise Held(
+                f"goal {goal.goal_id} is already being run by {holder(old)}; wait for it to end, or stop it first "
+                f"(`goal pause {goal.goal_id}`, or kill {old.pid}), then run again", old)
         if old is not None and not _mine(old):
             # Killed: its clock ran up to its last sign of life, not to now.
             budget.accrue(goal, min(now, parse_iso(old.seen_at)))
-            goal.active_since = None
+            budget.run_clock(goal, now, False)
         engine.repair_pending(goal)
         goal.runner = Runner(pid=pid, host=host, started=started, since=now_iso(now), seen_at=now_iso(now))
         budget.accrue(goal, now)
-        if goal.state == "active":
-            goal.active_since = goal.active_since or now_iso(now)
+        budget.run_clock(goal, now, goal.state == "active" or goal.active_since is not None)
         return goal
 
     return store.update(Goal, goal_id, change)
@@ -79,7 +113,7 @@ def release(store: Store, goal_id: str, now: datetime) -> Goal:
     """Charge and stop the clock, and drop the claim if it is still ours."""
     def change(goal: Goal) -> Goal:
         budget.accrue(goal, now)
-        goal.active_since = None
+        budget.run_clock(goal, now, False)
         if _mine(goal.runner):
             goal.runner = None
         return goal
@@ -94,29 +128,65 @@ def release(store: Store, goal_id: str, now: datetime) -> Goal:
 
 
 @contextmanager
-def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
-    """While the runner works: refresh its claim every ``budget.HEARTBEAT_SECONDS`` (charging the
-    clock as it goes), record the groups of its live children, record itself as the runner of a maker of the
-    goal (insiders.py: what runs below it is refused the commands that change goals) and adopt the orphans
-    below it (subreaper.py)."""
+def _beating(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
+    """Refresh our claim every ``budget.HEARTBEAT_SECONDS``: its counter moves on, and the clock is charged."""
     stop = threading.Event()
 
-    def beat() -> None:
+    def beat(goal: Goal) -> Goal:
+        if _mine(goal.runner):
+            goal.runner.beats += 1  # type: ignore[union-attr]
+        budget.accrue(goal, clock())
+        return goal
+
+    def beating() -> None:
         while not stop.wait(budget.HEARTBEAT_SECONDS):
             try:
-                store.update(Goal, goal_id, lambda g: budget.accrue(g, clock()))
+                store.update(Goal, goal_id, beat)
             except GoalConvergenceError as exc:  # the run itself meets the same problem and reports it
                 log_error("heartbeat", f"{goal_id}: {exc}")
 
-    thread = threading.Thread(target=beat, name=f"claim {goal_id}", daemon=True)
+    thread = threading.Thread(target=beating, name=f"claim {goal_id}", daemon=True)
     thread.start()
     try:
-        with orphans.watchdog() as dog, process.watching(dog), process.watching(_recorder(store, goal_id)), \
-                insiders.working(store.root, goal_id), subreaper.subreaping():
-            yield
+        yield
     finally:
         stop.set()
         thread.join()
+
+
+@contextmanager
+def working(store: Store, goal_id: str, clock: Callable[[], datetime]) -> Iterator[None]:
+    """While the runner works: be the goal's one writer (``writing``: a Stop hook's iteration in flight ends
+    first), refresh its claim (``_beating``), record the groups of its live children, record itself as the runner
+    of a maker of the goal (insiders.py: what runs below it is refused the commands that change goals) and adopt
+    the orphans below it (subreaper.py)."""
+    with writing(store, goal_id), _beating(store, goal_id, clock), orphans.watchdog() as dog, \
+            process.watching(dog), process.watching(_recorder(store, goal_id)), insiders.working(store.root, goal_id), \
+            subreaper.subreaping():
+        yield
+
+
+@contextmanager
+def writing(store: Store, goal_id: str, give_way: Callable[[], Runner | None] | None = None) -> Iterator[None]:
+    """Be the goal's one writer of money: what makes iterations (a `goal run` for all of its run, a Stop hook for
+    its one iteration) holds this lock, an exclusive ``flock`` of ``runs/GOAL-ID.writer.lock`` that the kernel
+    drops with its holder. Without ``give_way`` it waits its turn; with it (a Stop hook) it asks, while it waits,
+    whether a live `goal run` holds the goal, and gives way to one (raises Held) instead of waiting for its end."""
+    path = _runs_path(store, goal_id).with_name(f"{store.path_for(Goal, goal_id).stem}.writer.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if give_way else 0))
+                break
+            except BlockingIOError:
+                runner = give_way() if give_way else None
+                if runner is not None:
+                    raise Held(f"goal {goal_id} is being run by {holder(runner)}", runner) from None
+                time.sleep(WATCH_SECONDS)
+        yield
+    finally:
+        os.close(fd)
 
 
 # ---- the children's groups ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +23,13 @@ from ..rules import budget, lifecycle, plan, progress
 from ..rules.decide import Evidence, decide
 from ..storage import cost
 from ..storage.store import Store
-from ..system import mask
+from ..system import clock, mask
 from ..vcs import checkpoint, tree
 
 MAX_RECHECKS = 2
 # How one of several attempts can end on its own (attempts.py): the others may still get there. A spent budget,
 # or a judge that cannot judge (the same judge for all), is the goal's and ends them all.
 ATTEMPT_STOPS = ("stuck", "unfixable")
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -50,7 +46,7 @@ class Edges:
     build_input: Callable[..., Any] = oracle.build_input
     file_escalation: Callable[..., Any] = triage.file_escalation
     announce: Callable[..., Any] = notify.goal_ended
-    now: Callable[[], datetime] = _utc_now
+    now: Callable[[], datetime] = clock.now
 
 
 @dataclass
@@ -128,23 +124,22 @@ def repair_pending(goal: Goal) -> None:
 
 
 def record_maker(store: Store, goal_id: str, work: MakerWork, *, detach: bool = False,
-                 now: datetime | None = None) -> Goal:
-    """Charge the maker's work to the goal and hold it as the pending iteration.
-
-    ``detach`` also stops the active clock (the session ended; the goal stays active and bound).
-    """
-    now = now or datetime.now(UTC)
+                 now: datetime | None = None, pend: bool = True) -> Goal:
+    """Charge the maker's work to the goal and hold it as the pending iteration (not with ``pend`` False:
+    another writer's iteration is in flight). ``detach`` also stops the active clock (the session ended)."""
+    now = now or clock.now()
 
     def change(goal: Goal) -> Goal:
         report = work(goal) if callable(work) else work
-        _check_independence(goal, report.model)
-        _charge_maker(goal, report, now, detach)
+        if pend:
+            _check_independence(goal, report.model)
+        _charge_maker(goal, report, now, detach, pend)
         return goal
 
     return store.update(Goal, goal_id, change)
 
 
-def _charge_maker(goal: Goal, report: MakerReport, now: datetime, detach: bool) -> None:
+def _charge_maker(goal: Goal, report: MakerReport, now: datetime, detach: bool, pend: bool = True) -> None:
     budget.accrue(goal, now)
     repair_pending(goal)
     goal.spent.maker_dollars += report.cost.dollars
@@ -155,18 +150,18 @@ def _charge_maker(goal: Goal, report: MakerReport, now: datetime, detach: bool) 
     goal.transcript_offsets = {**goal.transcript_offsets, **report.transcript_offsets}
     if report.transcript_offsets:
         goal.transcript_since = None  # the skip it asked for is done: the files read are known now
-    if report.model:
+    if report.model and pend:
         goal.maker.model = report.model
     if report.session_id:
         goal.maker.session_id = report.session_id
-    if goal.state == "active":
+    if goal.state == "active" and pend:
         pending = goal.pending or Pending(number=goal.spent.iterations + 1, started_at=now_iso(now))
         pending.maker_cost = pending.maker_cost + report.cost
         pending.maker_summary = mask.text(report.summary) if report.summary is not None else pending.maker_summary
         pending.maker_failed = report.failed
         goal.pending = pending
     # Only an active goal runs a clock: a goal paused while its maker worked must not restart it.
-    goal.active_since = None if detach or goal.state != "active" else (goal.active_since or now_iso(now))
+    budget.run_clock(goal, now, not detach and goal.state == "active")
 
 
 def _confirm_flips(goal: Goal, found: list[ConditionEvidence], tree_fp: str, root: Path, edges: Edges) -> list[str]:
@@ -346,9 +341,10 @@ def _persist(store: Store, goal_id: str, record: Iteration, decision: Decision, 
 
 
 def _record(goal: Goal, record: Iteration, decision: Decision, now: datetime, ends_goal: bool = True) -> None:
-    if goal.spent.iterations >= record.number:  # already recorded: a retry after a crash, or a second runner
+    recorded = goal.spent.iterations >= record.number  # already: a retry after a crash, or a second writer's
+    _charge(goal, record.number, record.oracle_cost, now)  # charged all the same: its judge was paid
+    if recorded:
         return
-    _charge(goal, record.number, record.oracle_cost, now)
     plan.apply_verdict(goal, record.verdict, record.number)  # its notes are in the record's decision already
     goal.history.append(record)
     goal.pending = None

@@ -232,7 +232,7 @@ class SettingsChange(Model):
 
 
 class Runner(Model):
-    """The one `goal run` working a goal (runner.py): who it is, and its last sign of life."""
+    """The one `goal run` working a goal (claim.py): who it is, and its signs of life."""
 
     pid: PosInt
     host: str = Field(min_length=1)
@@ -241,6 +241,17 @@ class Runner(Model):
     since: Timestamp
     seen_at: Timestamp = Field(description="Refreshed every few seconds while it runs: time after it is never "
                                            "charged to the goal.")
+    beats: NonNegInt = Field(default=0, description="Its heartbeats so far: it is live while this keeps moving, as "
+                                                    "the observer's own clock judges, whatever the two hosts' clocks "
+                                                    "say.")
+
+
+class ClockMark(Model):
+    """The monotonic clock's reading when a wall-clock stamp was taken, and the boot it is of (system/clock.py)."""
+
+    since: Timestamp = Field(description="The wall-clock stamp it marks; the mark of any other one is no mark.")
+    boot: str = Field(min_length=1)
+    at: float = Field(allow_inf_nan=False, description="Seconds on the boot's monotonic clock.")
 
 
 class ChildGroup(Model):
@@ -304,6 +315,9 @@ class Goal(Model):
     base_tree: str | None = None
     pending: Pending | None = None
     active_since: Timestamp | None = None
+    active_mark: ClockMark | None = Field(default=None, exclude_if=lambda v: v is None,
+                                          description="The monotonic clock when the active clock started at "
+                                                      "activeSince: its time is measured on it (rules/budget.py).")
     transcript_offsets: dict[str, NonNegInt] = Field(default_factory=dict)
     # Fields added since 0.1.0 stay out of the file while unset, so a goal written by 0.1.0 saves back byte for byte.
     transcript_since: Timestamp | None = Field(default=None, exclude_if=lambda v: v is None,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, NonNegativeInt, Tag, 
 from ..models import ConditionEvidence, Cost
 from ..storage import cost as pricing
 from ..storage.config import env_settings
+from ..system import deadline
 from ..system.text import cut
 from .input import OracleInput
 from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, call_estimate, repair_message,
@@ -22,6 +23,8 @@ from .prompt import (MAX_OUTPUT_TOKENS, MAX_TOOL_ROUNDS, ROUND_RESULT_CHARS, cal
 from .tools import MAX_RESULT_CHARS, Toolbox
 from .verdict import BadAnswer, JudgeError, Judgement, parse_verdict
 
+# A reply larger than this is no verdict worth reading: a broken proxy or a hostile server.
+MAX_REPLY_BYTES = 1 << 20
 _TOOLS = ("Tools: read_file, list_files, grep and git are read-only and confined to the project root; "
           "rerun_condition runs one of the goal's own conditions again (by index).")
 
@@ -63,9 +66,22 @@ class _Reply(BaseModel):
     stop_reason: str | None = None
 
 
+class _TooLarge(Exception):
+    pass
+
+
+class _Broken(Exception):
+    """The connection failed while the reply's body was read (the SDK maps only what it reads itself)."""
+
+
 class AnthropicOracle:
     """The Messages API, with read-only tools. The SDK reads ANTHROPIC_API_KEY (or
-    ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, and retries with backoff itself."""
+    ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, and retries with backoff itself.
+
+    Each call has a deadline for the whole of it (connect, headers, body and the SDK's retries):
+    the oracle timeout, or less when the process's budget (the Stop hook's) has less left
+    (deadline.py). Redirects are not followed: the judge is the server configured, not one it
+    points to, and the body is read up to ``MAX_REPLY_BYTES``."""
 
     name = "anthropic"
 
@@ -87,24 +103,31 @@ class AnthropicOracle:
     def judge(self, oracle_input: OracleInput) -> Judgement:
         import anthropic
 
-        client = anthropic.Anthropic(timeout=self.timeout, max_retries=self.max_retries)
+        client = anthropic.Anthropic(timeout=self.timeout, max_retries=self.max_retries,
+                                     http_client=anthropic.DefaultHttpxClient(follow_redirects=False))
         messages: list[dict[str, Any]] = [{"role": "user", "content": user_message(oracle_input)}]
         spent, rounds, notes = Cost(), 0, []
         repaired = False
         while True:
             extra: dict[str, Any] = {"tool_choice": {"type": "none"}} if rounds >= MAX_TOOL_ROUNDS else {}
+            limit = deadline.Deadline(deadline.bounded(self.timeout) or 0.0)
             try:
-                raw = client.messages.with_raw_response.create(
-                    model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=self.system,
-                    tools=self.toolbox.definitions, messages=messages, **extra)
-            except anthropic.APIError as exc:
-                raise JudgeError(self._failure(exc), spent) from None
-            reply, call_cost = self._read(raw.http_response.content, messages)
+                body = deadline.within(limit, lambda: self._call(client, limit, messages, extra), cut=client.close)
+            except (anthropic.APIError, deadline.Late) as exc:
+                raise JudgeError(self._failure(exc, limit), spent) from None
+            except _Broken as exc:
+                raise JudgeError(f"the connection to the oracle API broke while its reply was read "
+                                 f"({cut(str(exc), 200)}); try again later, or check the network and ANTHROPIC_BASE_URL", spent) from None
+            except _TooLarge:
+                raise JudgeError(f"the oracle API's reply was over {MAX_REPLY_BYTES >> 20} MB, which no verdict "
+                                 "needs; check ANTHROPIC_BASE_URL (a proxy in the way?)",
+                                 spent + self._read(b"", messages)[1]) from None
+            reply, call_cost = self._read(body, messages)
             spent = spent + call_cost
             if reply is None:
                 raise JudgeError("the oracle API answered 200 with a reply that is not a well-formed message "
-                                 f"({cut(raw.http_response.text, 120) or 'an empty body'}); try again later, or "
-                                 "check ANTHROPIC_BASE_URL (a proxy in the way?)", spent)
+                                 f"({cut(body.decode('utf-8', 'replace'), 120) or 'an empty body'}); try again "
+                                 "later, or check ANTHROPIC_BASE_URL (a proxy in the way?)", spent)
             content = [b.model_dump(mode="json", exclude_none=True) for b in reply.content]
             # The API refuses an empty assistant turn in the history, and a repair round needs one.
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no answer)"}]})
@@ -131,6 +154,27 @@ class AnthropicOracle:
             if rounds:
                 notes.append(f"{rounds} tool round(s)")
             return Judgement(verdict=verdict, cost=spent, model=self.model, notes=notes)
+
+    def _call(self, client: Any, limit: deadline.Deadline, messages: list[dict[str, Any]],
+              extra: dict[str, Any]) -> bytes:
+        """One Messages call's body, read as it comes: it stops once ``limit`` has passed or the body
+        is over ``MAX_REPLY_BYTES``. Runs in ``deadline.within``'s thread."""
+        with client.messages.with_streaming_response.create(
+                model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=self.system, tools=self.toolbox.definitions,
+                messages=messages, timeout=max(limit.left(), 0.001), **extra) as raw:
+            body = bytearray()
+            try:
+                for chunk in raw.iter_bytes():
+                    if limit.passed:
+                        raise deadline.Late("gave up")
+                    body += chunk
+                    if len(body) > MAX_REPLY_BYTES:
+                        raise _TooLarge
+            except (deadline.Late, _TooLarge):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the HTTP client's own error, whichever client the SDK uses
+                raise _Broken(str(exc)) from None
+            return bytes(body)
 
     def _read(self, body: bytes, messages: list[dict[str, Any]]) -> tuple[_Reply | None, Cost]:
         """The reply (None when it is not a well-formed message) and what the call cost: its usage,
@@ -167,14 +211,22 @@ class AnthropicOracle:
             results.append({"type": "text", "text": "That was your last tool round: answer now with the verdict."})
         return results
 
-    def _failure(self, exc: Exception) -> str:
+    def _failure(self, exc: Exception, limit: deadline.Deadline) -> str:
         import anthropic
 
-        if isinstance(exc, anthropic.APITimeoutError):
-            return (f"the oracle API did not answer within {self.timeout:g} s ({self.max_retries} retries); "
-                    "raise GOAL_CONVERGENCE_ORACLE_TIMEOUT or try again later")
+        if isinstance(exc, (anthropic.APITimeoutError, deadline.Late)):
+            if limit.seconds < self.timeout:
+                return (f"the oracle API did not answer within the {limit.seconds:g} s left of this hook's budget; "
+                        "the next stop tries again (GOAL_CONVERGENCE_STOP_BUDGET sets the budget)")
+            return (f"the oracle API did not answer within {self.timeout:g} s (the whole call, its "
+                    f"{self.max_retries} retries included); raise GOAL_CONVERGENCE_ORACLE_TIMEOUT or try again later")
         if isinstance(exc, anthropic.AuthenticationError):
             return "the oracle API refused the credentials (401): check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
+        if isinstance(exc, anthropic.APIStatusError) and 300 <= exc.status_code < 400:
+            where = exc.response.headers.get("location") or "elsewhere"
+            return (f"the oracle API answered {exc.status_code}, a redirect to {cut(where, 200)}, which is not "
+                    "followed (the judge is the server configured, no other); set ANTHROPIC_BASE_URL to the API's "
+                    "own address")
         if isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code
             retried = status in (408, 409, 429) or status >= 500

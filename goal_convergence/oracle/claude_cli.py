@@ -10,7 +10,7 @@ from ..models import Cost
 from ..models.print_result import PrintResult
 from ..storage import cost as pricing
 from ..storage.config import env_settings
-from ..system import printmode, process
+from ..system import deadline, printmode, process
 from ..system.text import cut
 from .input import OracleInput
 from .prompt import (MAX_TOOL_ROUNDS, call_estimate, cost_upper_bound, schema_text, system_prompt, token_estimate,
@@ -60,7 +60,7 @@ class ClaudeCliOracle:
         # Inside a Claude Code session these would tie the nested run to the outer session.
         env = printmode.detached_env()
         env.update(API_TIMEOUT_MS=str(int(self.timeout * 1000)), CLAUDE_CODE_MAX_RETRIES=str(self.max_retries))
-        wall = self.timeout * (MAX_TOOL_ROUNDS + 2)
+        wall = deadline.bounded(self.timeout * (MAX_TOOL_ROUNDS + 2)) or 0.0  # a stop's budget may leave less
         try:
             done = process.run_read(self.command(oracle_input), self.root, input=user_message(oracle_input).encode(),
                                     env=env, timeout=wall)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..storage.config import env_settings
-from ..system import mask, process
+from ..system import deadline, mask, process
 from ..system.text import cut
 from .input import OracleInput
 from .prompt import MAX_TOOL_ROUNDS
@@ -30,7 +30,7 @@ class CommandOracle:
         # Its own process group: a timeout ends the command and everything it started.
         try:
             done = process.run_read(process.shell(self.command), self.root, input=mask.text(oracle_input.to_json()).encode(),
-                                    timeout=self.timeout)
+                                    timeout=deadline.bounded(self.timeout))
         except OSError as exc:
             raise JudgeError(f"could not start the oracle command ({exc}): {self.command}") from None
         if done.exit.timed_out:

@@ -14,6 +14,13 @@ from ..models import Cost, Model, TaskChanges, Unfixable, Verdict, schema
 from ..system.text import cut
 
 
+# What a verdict may hold, whoever gave it: the hint goes to the maker at every stop and everything is kept in
+# the goal file, so one runaway reply must not flood the model's context, the disk or the terminal.
+MAX_HINT_CHARS = 4000
+MAX_ITEM_CHARS = 1000  # a reason, a piece of evidence, a task's title, a cleared finding's id
+MAX_ITEMS = 20  # reasons, evidence, tasks added or completed, findings cleared, condition results
+
+
 class JudgeError(OracleError):
     """A judge error. ``cost`` is what the failed attempt had already spent: it still counts."""
 
@@ -83,6 +90,37 @@ def task_changes(doc: dict[str, Any], notes: list[str]) -> TaskChanges | None:
     return TaskChanges(**kept) if kept["add"] or kept["complete"] else None
 
 
+def _items(values: list[str], found: list[str], what: str) -> list[str]:
+    kept = [cut(v, MAX_ITEM_CHARS) for v in values[:MAX_ITEMS]]
+    if kept != values:
+        found.append(f"the verdict's {what} were cut to {MAX_ITEMS} of at most {MAX_ITEM_CHARS} characters each")
+    return kept
+
+
+def capped(verdict: Verdict, notes: list[str] | None = None) -> Verdict:
+    """``verdict`` with every field held to its cap (MAX_HINT_CHARS, MAX_ITEM_CHARS, MAX_ITEMS), what was cut
+    said in ``notes``: applied to every judge's verdict before it is stored or sent anywhere."""
+    found: list[str] = []
+    hint = cut(verdict.next_hint, MAX_HINT_CHARS)
+    if hint != verdict.next_hint:
+        found.append(f"the verdict's hint was cut to {MAX_HINT_CHARS} characters")
+    results = verdict.condition_results[:MAX_ITEMS]
+    update: dict[str, Any] = {
+        "next_hint": hint, "reasons": _items(verdict.reasons, found, "reasons"),
+        "findings_cleared": _items(verdict.findings_cleared, found, "findings cleared"),
+        "condition_results": [r.model_copy(update={"output": cut(r.output, MAX_ITEM_CHARS)}) for r in results]}
+    if verdict.unfixable is not None:
+        u = verdict.unfixable
+        update["unfixable"] = u.model_copy(update={"reason": cut(u.reason, MAX_HINT_CHARS),
+                                                   "evidence": _items(u.evidence, found, "pieces of evidence")})
+    if verdict.tasks is not None:
+        t = verdict.tasks
+        update["tasks"] = t.model_copy(update={"add": _items(t.add, found, "tasks to add"),
+                                               "complete": _items(t.complete, found, "tasks completed")})
+    _noted(notes, found)
+    return verdict.model_copy(update=update)
+
+
 def check_verdict(doc: dict[str, Any], notes: list[str] | None = None) -> Verdict:
     """A verdict from a document that must match the schema (but for ``tasks``, salvaged: ``task_changes``)."""
     doc, found = dict(doc), []
@@ -95,7 +133,7 @@ def check_verdict(doc: dict[str, Any], notes: list[str] | None = None) -> Verdic
     except ValidationError as exc:
         raise BadAnswer(f"it is not a valid verdict: {problems(exc, 1)}") from None
     _noted(notes, found)
-    return verdict.model_copy(update={"tasks": tasks})
+    return capped(verdict.model_copy(update={"tasks": tasks}), notes)
 
 
 def _noted(notes: list[str] | None, found: list[str]) -> None:
@@ -146,16 +184,16 @@ def parse_foreign_verdict(text: str, notes: list[str] | None = None) -> Verdict:
             ok = OkVerdict.model_validate(doc)
             reason = ok.reason or NO_REASON
             _noted(notes, found)
-            return Verdict(converged=ok.ok, reasons=[reason], next_hint="" if ok.ok else reason,
-                           confidence=ok.confidence, tasks=tasks,
-                           unfixable=Unfixable(reason=reason) if ok.impossible and not ok.ok else None)
+            return capped(Verdict(converged=ok.ok, reasons=[reason], next_hint="" if ok.ok else reason,
+                                  confidence=ok.confidence, tasks=tasks,
+                                  unfixable=Unfixable(reason=reason) if ok.impossible and not ok.ok else None), notes)
         if "decision" in doc:
             d = DecisionVerdict.model_validate(doc)
             reason = d.reason or NO_REASON
             hint = {"done": "", "continue": reason, "replan": f"Step back and re-plan the approach: {reason}"}
             _noted(notes, found)
-            return Verdict(converged=d.decision == "done", reasons=[reason], next_hint=hint[d.decision],
-                           confidence=d.confidence, tasks=tasks)
+            return capped(Verdict(converged=d.decision == "done", reasons=[reason], next_hint=hint[d.decision],
+                                  confidence=d.confidence, tasks=tasks), notes)
     except ValidationError as exc:
         raise BadAnswer(problems(exc, 1)) from None
     raise BadAnswer('expected {"converged": ...} (verdict.schema.json), {"ok": bool, "reason": str} '

@@ -13,7 +13,8 @@ from ..checks import inference
 from ..goals import standings, trend
 from ..models import Census, ConditionEvidence, Goal, Integrity, parse_iso
 from ..models.goal import HIDDEN
-from ..rules import plan
+from ..rules import budget, plan
+from ..system import clock
 from ..system.text import clip, money, plural, state_words, terminal_safe
 
 
@@ -29,8 +30,7 @@ def duration(seconds: float) -> str:
 def budget_line(goal: Goal, now: datetime | None = None) -> str:
     b, s = goal.budget, goal.spent
     seconds = s.active_seconds  # plus the stretch the clock is running now, not yet charged
-    if goal.active_since:
-        seconds += max(0.0, ((now or datetime.now(UTC)) - parse_iso(goal.active_since)).total_seconds())
+    seconds += budget.running_seconds(goal, now or clock.now())
     parts = [f"iterations {s.iterations}/{b.max_iterations or '∞'}",
              f"time {duration(seconds)}/{b.max_duration or '∞'}",
              f"spend {money(s.dollars)}/{money(b.max_dollars) if b.max_dollars else '∞'}"]

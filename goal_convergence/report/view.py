@@ -80,8 +80,7 @@ def when(stamp: str | None) -> str:
 
 def active_seconds(goal: Goal, now: datetime) -> float:
     """Charged time plus the stretch the clock is running now (as `goal status` counts it)."""
-    running = (now - parse_iso(goal.active_since)).total_seconds() if goal.active_since else 0.0
-    return goal.spent.active_seconds + max(0.0, running)
+    return goal.spent.active_seconds + budget.running_seconds(goal, now)
 
 
 def gauges(goal: Goal, now: datetime) -> list[chart.Gauge]:

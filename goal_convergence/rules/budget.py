@@ -3,6 +3,11 @@
 Active time runs from ``active_since``. A `goal run` that is killed leaves it behind, so the
 runner's claim (runner.py) carries its last sign of life, refreshed every few seconds: whoever
 charges the clock after that run has gone quiet charges it only up to there, never the gap.
+
+Time is measured on the monotonic clock wherever it can be: ``active_mark`` holds its reading when the
+clock started, and a ``now`` read in the same boot (system/clock.py's Instant) is compared with that,
+so a wall clock that steps forward or back while the goal runs is neither charged nor lost. Only a
+span across a reboot or between hosts falls back to the wall clock.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import re
 from datetime import datetime, timedelta
 
 from ..errors import InvalidInput
-from ..models import DURATION_PATTERN, Goal, StopReason, now_iso, parse_iso
+from ..models import DURATION_PATTERN, ClockMark, Goal, StopReason, now_iso, parse_iso
 from ..system import orphans
 
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -39,9 +44,42 @@ def accrue(goal: Goal, now: datetime) -> None:
     end = now
     if runner is not None and now - parse_iso(runner.seen_at) > timedelta(seconds=STALE_SECONDS):
         end = parse_iso(runner.seen_at)
-    elapsed = (end - parse_iso(goal.active_since)).total_seconds()
-    goal.spent.active_seconds = goal.spent.active_seconds + max(0.0, elapsed)
+    goal.spent.active_seconds = goal.spent.active_seconds + max(0.0, _span(goal, end))
+    start_clock(goal, now)
+
+
+def _span(goal: Goal, end: datetime) -> float:
+    """The seconds from ``active_since`` to ``end``: on the monotonic clock when both were read in one boot."""
+    mark, mono, boot = goal.active_mark, getattr(end, "mono", None), getattr(end, "boot", None)
+    if mark is not None and mark.since == goal.active_since and mono is not None and boot == mark.boot:
+        return mono - mark.at
+    return (end - parse_iso(goal.active_since or now_iso(end))).total_seconds()
+
+
+def clock_started(goal: Goal, now: datetime) -> datetime | None:
+    """When the active clock started, on the wall clock as it reads at ``now``: ``active_since`` moved by
+    whatever step the wall clock made since (the monotonic mark tells), None when it is not running."""
+    return now - timedelta(seconds=_span(goal, now)) if goal.active_since else None
+
+
+def running_seconds(goal: Goal, now: datetime) -> float:
+    """The stretch the active clock has run since it was last charged (as ``accrue`` would charge it now)."""
+    return max(0.0, _span(goal, now)) if goal.active_since else 0.0
+
+
+def run_clock(goal: Goal, now: datetime, running: bool) -> None:
+    """Stop the active clock, or start it at ``now`` unless it runs already."""
+    if not running:
+        goal.active_since = goal.active_mark = None
+    elif goal.active_since is None:
+        start_clock(goal, now)
+
+
+def start_clock(goal: Goal, now: datetime) -> None:
+    """Start the active clock at ``now`` (its monotonic reading marked when it has one)."""
     goal.active_since = now_iso(now)
+    mono, boot = getattr(now, "mono", None), getattr(now, "boot", None)
+    goal.active_mark = ClockMark(since=goal.active_since, boot=boot, at=mono) if mono is not None and boot else None
 
 
 def hold_to_tokens(goal: Goal, dearest_output: float) -> None:

@@ -56,7 +56,7 @@ def transition(goal: Goal, move: str, now: datetime, stop_reason: StopReason | N
         raise IllegalTransition(f"cannot escalate goal {goal.goal_id} with stop reason {stop_reason!r}: "
                                 f"an escalation needs one of {', '.join(ESCALATION_REASONS)}")
     budget.accrue(goal, now)
-    goal.active_since = None
+    budget.run_clock(goal, now, False)
     goal.state = target  # type: ignore[assignment]
     if target == "active":
         goal.stop_reason = None

@@ -144,6 +144,9 @@ class EnvSettings(BaseModel):
     oracle_timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     oracle_retries: int = Field(default=4, ge=0)
     notify_timeout: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+    # The Stop hook's own budget: well under its timeout in hooks/hooks.json (1800 s), since Claude Code
+    # kills a hook that outlives that, and a killed hook decides nothing.
+    stop_budget: float = Field(default=1500.0, gt=0, allow_inf_nan=False)
     pristine_max_mb: int = Field(default=2048, gt=0)  # the integrity guard's scratch copy
     checkpoint_max_mb: int = Field(default=512, gt=0)  # what one checkpoint may add to the repository
 
@@ -152,6 +155,7 @@ class EnvSettings(BaseModel):
 ENV_VARIABLES = {"oracle_timeout": ("GOAL_CONVERGENCE_ORACLE_TIMEOUT", "120"),
                  "oracle_retries": ("GOAL_CONVERGENCE_ORACLE_RETRIES", "4"),
                  "notify_timeout": ("GOAL_CONVERGENCE_NOTIFY_TIMEOUT", "10"),
+                 "stop_budget": ("GOAL_CONVERGENCE_STOP_BUDGET", "1500"),
                  "pristine_max_mb": ("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "2048"),
                  "checkpoint_max_mb": ("GOAL_CONVERGENCE_CHECKPOINT_MAX_MB", "512")}
 

@@ -11,19 +11,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InvalidInput, problems
 from ...loop import claim, engine
-from ...models import ConditionEvidence, Cost, Goal, Iteration, now_iso, parse_iso
+from ...models import ConditionEvidence, Cost, Goal, Iteration, parse_iso
 from ...report import render
 from ...rules import budget
 from ...storage import config
 from ...storage.store import Store
-from ...system import index, mask, quarantine
+from ...system import clock, deadline, index, mask, quarantine
 from ...system.log import log_error
 from ...system.text import clip, plural
 from ...vcs import checkpoint
@@ -62,7 +63,9 @@ def run(event: str, data: bytes, store: Store | None = None, handlers: Handlers 
     except ValidationError as exc:
         raise InvalidInput(f"the {event} hook got input it cannot use ({problems(exc, 1)}); "
                            f"is this {agent}?") from None
-    config.env_settings()  # a bad setting fails here, before any work (errors.py)
+    settings = config.env_settings()  # a bad setting fails here, before any work (errors.py)
+    if event == "stop":  # every check and judge call of this stop ends within it (system/deadline.py)
+        deadline.start(settings.stop_budget)
     store = store or Store()
     # The one read of the index a hook makes; a stale one is rebuilt here, quarantining broken goal files.
     summaries = store.summaries()
@@ -80,14 +83,18 @@ def bound_goal_id(summaries: Summaries, session_id: str) -> str | None:
 def maker_report(hook_input: HookInput, *, final: bool,
                  meter: Meter = transcript.read) -> Callable[[Goal], engine.MakerReport]:
     """What the session spent since the goal last read its transcript, read under the goal's lock
-    (engine.record_maker): two hooks of one session never read from the same offsets. A transcript
-    first seen now counts from when the goal's clock started, or from its resume when the goal was
-    resumed since the last read: the session's work before that was not on this goal."""
+    (engine.record_maker): two hooks of one session never read from the same offsets. The goal's offsets
+    start where the transcript was when the slash command bound it (``mark_transcript``), so a file not in
+    them is new since and counts whole. Only a goal bound without a transcript to mark (`goal new --session`
+    from a shell) falls back to timestamps, for its first read: messages from before its clock started (as
+    the wall clock reads now, whatever step it made since: budget.clock_started), or its resume, were not
+    spent on it."""
     def read(goal: Goal) -> engine.MakerReport:
         reading = transcript.Reading()
         if hook_input.transcript_path:
-            start = goal.transcript_since or goal.active_since
-            since = parse_iso(start) if start else None
+            marked = str(Path(hook_input.transcript_path)) in goal.transcript_offsets  # then by offset alone
+            since = (None if marked else parse_iso(goal.transcript_since) if goal.transcript_since
+                     else budget.clock_started(goal, _now()))
             reading = meter(hook_input.transcript_path, goal.transcript_offsets, since=since, final=final)
             if reading.note:
                 log_error("transcript", reading.note)
@@ -108,10 +115,19 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries, meter: Me
     if control.only_control(store.root, hook_input.session_id, hook_input.transcript_path):
         return {}  # the turn only ran a goal-management command: no iteration, no block
     claim.reap(store)  # what a killed `goal run` left running (claim.py)
-    # When the loop ends here no later read will charge the message a Stop's read holds back: it is
-    # charged with the iteration's record (settle), in the same write.
-    outcome = engine.run_iteration(store, goal_id, maker_report(hook_input, final=False, meter=meter),
-                                   settle=maker_report(hook_input, final=True, meter=meter), stuck_cap=STUCK_CAP)
+    # One writer of money a goal (claim.py): this stop's iteration holds the goal's writer lock, and gives way to
+    # a live `goal run`. When the loop ends here no later read will charge the message a Stop's read holds back:
+    # it is charged with the iteration's record (settle), in the same write.
+    try:
+        with claim.writing(store, goal_id, give_way=lambda: claim.live_runner(store.load(Goal, goal_id), _now())):
+            outcome = engine.run_iteration(store, goal_id, _unless_run(maker_report(hook_input, final=False,
+                                                                                   meter=meter)),
+                                           settle=maker_report(hook_input, final=True, meter=meter),
+                                           stuck_cap=STUCK_CAP)
+    except claim.Held as held:  # a `goal run` works the goal: the session stops, its spend all charged
+        engine.record_maker(store, goal_id, maker_report(hook_input, final=True, meter=meter), pend=False)
+        return {"systemMessage": f"goal-convergence: {goal_id} is being run by {claim.holder(held.runner)}; "
+                                 "this stop runs no iteration of its own"}
     goal, decision = outcome.goal, outcome.decision
     if engine.carries_on(goal, decision):
         return carry_on(_with_held_back(goal, hook_input, meter), outcome.iteration, decision.hint)
@@ -125,6 +141,22 @@ def on_stop(store: Store, hook_input: HookInput, summaries: Summaries, meter: Me
     if goal.state == "escalated":
         return {"systemMessage": escalation_line(goal, outcome.triage_id)}
     return {}  # paused or abandoned while the checks ran: let it stop
+
+
+def _now() -> datetime:
+    return clock.now()
+
+
+def _unless_run(work: Callable[[Goal], engine.MakerReport]) -> Callable[[Goal], engine.MakerReport]:
+    """``work``, unless a live `goal run` holds the goal as it is read for it (raises Held: nothing is written).
+    A run that claims the goal after this read waits for this iteration's end (claim.writing)."""
+    def read(goal: Goal) -> engine.MakerReport:
+        runner = claim.live_runner(goal, _now())
+        if runner is not None:
+            raise claim.Held(f"goal {goal.goal_id} is being run by {claim.holder(runner)}", runner)
+        return work(goal)
+
+    return read
 
 
 def _with_held_back(goal: Goal, hook_input: HookInput, meter: Meter) -> Goal:
@@ -198,7 +230,7 @@ def on_session_start(store: Store, hook_input: HookInput, summaries: Summaries) 
     if hook_input.source in fast.RESUMING:
         goal_id = bound_goal_id(summaries, hook_input.session_id)
         if goal_id is not None:
-            store.update(Goal, goal_id, _restart_clock(datetime.now(UTC), hook_input.source == "compact"))
+            store.update(Goal, goal_id, _restart_clock(clock.now(), hook_input.source == "compact"))
     # The summaries from before the clock restarted: the clock is not in them.
     return fast.session_start_answer(summaries, hook_input.session_id, hook_input.cwd)
 
@@ -209,7 +241,7 @@ def _restart_clock(now: datetime, running: bool) -> Callable[[Goal], Goal]:
     def change(goal: Goal) -> Goal:
         if running:
             budget.accrue(goal, now)
-        goal.active_since = now_iso(now)
+        budget.start_clock(goal, now)
         return goal
 
     return change
@@ -232,13 +264,33 @@ def on_prompt_expansion(store: Store, hook_input: HookInput, summaries: Summarie
         control.mark(store.root, hook_input.session_id, hook_input.transcript_path)
     else:
         control.clear(store.root, hook_input.session_id)
+    before = bound_goal_id(summaries, hook_input.session_id)
     reply = slash.run_command(name, hook_input.command_args, session_id=hook_input.session_id, cwd=hook_input.cwd,
                               store=store, agent=agent)
+    mark_transcript(store, hook_input, before)
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
                                                      "additionalContext": reply.text}}
     if reply.notice:
         answer["systemMessage"] = reply.notice
     return answer
+
+
+def mark_transcript(store: Store, hook_input: HookInput, before: str | None) -> None:
+    """When the command just bound a goal to this session (made it, resumed it, took it over), the goal counts
+    the session's spend from the transcript's files as they are now: by their offsets, not by comparing the
+    messages' timestamps with its own clock, which may have stepped since (a goal made while the clock was
+    an hour ahead would skip every message)."""
+    bound = bound_goal_id(store.summaries(), hook_input.session_id)
+    if bound is None or not hook_input.transcript_path:
+        return
+
+    def change(goal: Goal) -> Goal:
+        if bound != before or goal.transcript_since:
+            goal.transcript_offsets = {**goal.transcript_offsets, **transcript.sizes(hook_input.transcript_path)}
+            goal.transcript_since = None
+        return goal
+
+    store.update(Goal, bound, change)
 
 
 HANDLERS: Handlers = {

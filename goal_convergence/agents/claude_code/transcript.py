@@ -61,6 +61,19 @@ def transcript_files(transcript_path: str | Path) -> list[Path]:
         return [main]
 
 
+def sizes(transcript_path: str | Path) -> dict[str, int]:
+    """The session's transcript files as they are now, by their sizes: where a goal bound now starts reading."""
+    found = {}
+    for path in transcript_files(transcript_path):
+        try:
+            info = path.stat()
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found[str(path)] = info.st_size
+    return found
+
+
 def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: datetime | None = None,
          final: bool = False) -> Reading:
     """What the session spent since ``offsets``, and the offsets to store for the next read.
