@@ -15,6 +15,7 @@ from goal_convergence.goals import triage
 from goal_convergence.loop import engine
 from goal_convergence.models import Goal, TriageItem
 from goal_convergence.storage.store import Store
+from goal_convergence.system import clock
 from tests.conftest import run_goal
 from tests.diskfaults import PAGE, small_disk
 
@@ -82,7 +83,7 @@ def test_a_kill_between_the_two_writes_is_settled_by_the_next_command(spent, gc_
     shutil.copytree(snapshot, gc_home, dirs_exist_ok=True)
     store = Store(gc_home)
     goal = store.load(Goal, goal_id)
-    orphan = triage.item_of(triage.escalate(goal.model_copy(deep=True), "ceiling", None, "", engine._utc_now()))
+    orphan = triage.item_of(triage.escalate(goal.model_copy(deep=True), "ceiling", None, "", clock.now()))
     staged = gc_home / "triage" / f".{orphan.triage_id}.json.pending"
     store._dir("triage")
     store._write(staged, orphan.dump())  # what a kill right after the first write leaves
