@@ -12,7 +12,7 @@ from ..guard import environment, integrity
 from ..models import Goal, MakerConfig, OracleConfig, StoppingCondition, new_id, now_iso
 from ..rules import plan
 from ..storage.store import Store
-from ..vcs import tree
+from ..vcs import snapshot, tree
 from . import lookup
 from .specs import GoalSpec, build_budget, build_conditions, oracle_config, user_input
 
@@ -31,10 +31,12 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     conds = build_conditions(spec, root)
     if spec.session_id:
         lookup.refuse_second_goal_in_session(store, spec.session_id)
-    stamp = now_iso(now)
-    with user_input():
-        goal = _goal(spec, root, conds, oracle, stamp)
-    manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
+    stamp, goal_id = now_iso(now), new_id("goal-")
+    # One listing of the tree for the fingerprint, the baseline and the start tree, in the index the goal keeps.
+    with snapshot.session(root, snapshot.state_path(store.root, goal_id, root)), snapshot.pinned(root):
+        with user_input():
+            goal = _goal(goal_id, spec, root, conds, oracle, stamp)
+        manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
     # The runner's environment is probed while the start run runs: that run writes no bytecode where the
     # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -44,9 +46,10 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     return store.create(integrity.save(store.root, goal, manifest, start))
 
 
-def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig, stamp: str) -> Goal:
+def _goal(goal_id: str, spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig,
+          stamp: str) -> Goal:
     return Goal(
-        goal_id=new_id("goal-"),
+        goal_id=goal_id,
         objective=spec.objective,
         stopping_conditions=conds,
         budget=build_budget(spec),

@@ -157,7 +157,8 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
             kind="pristine-unavailable", subject="baseline",
             detail="the goal's baseline is missing from the home folder, so its checks cannot be verified; "
                    "abandon the goal and start it again")])
-    files = tree.list_files(root) + _ignored_files(root)
+    listed, ignored = tree.list_files(root), _ignored_files(root)
+    files = listed + ignored
     changed, deleted = [], []
     for rel, digest in manifest.files.items():
         now = tree.file_hash(root, rel)
@@ -167,7 +168,8 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
             changed.append(rel)
     known = set(manifest.sensitive) | set(manifest.files)
     where = syspath.view(root, files, manifest.own)
-    added = [f for f in protect.sensitive(files, goal.protect, where) if f not in known]
+    scan = files if changed or deleted else _new_since_start(root, manifest, listed, ignored, where)
+    added = [f for f in protect.sensitive(scan, goal.protect, where) if f not in known]
     issues = []
     if manifest._tampered:
         issues.append(IntegrityIssue(kind="goal-tampered", subject="baseline manifest",
@@ -233,6 +235,19 @@ def _ignored_files(root: Path) -> list[str]:
             base = os.path.relpath(folder, root).replace(os.sep, "/")
             found += (rel for rel in (f"{base}/{name}" for name in names) if loads(rel))
     return found[:MAX_FILES]
+
+
+def _new_since_start(root: Path, manifest: Manifest, listed: list[str], ignored: list[str],
+                     where: syspath.View) -> list[str]:
+    """The files the protect scan must look at: those the start did not have (the snapshot's index against
+    the start tree), the ignored ones, and any in a folder newly on the test run's path. Every other file
+    was classified when the goal began, under the same path. All of them when git cannot say."""
+    new = tree.added_since(root, manifest.start_tree)
+    if new is None:
+        return listed + ignored
+    before = syspath.view(root, [f for f in listed if f not in new] + ignored, manifest.own)
+    folders = tuple(where.folders - before.folders)  # a module in one, or a package just under it
+    return [f for f in listed if f in new or (folders and f.startswith(folders))] + ignored
 
 
 def _listed(paths: list[str]) -> list[str]:
