@@ -70,9 +70,11 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     """Keep the check-defining files of ``root`` as they are now (content under the home)."""
     files = tree.list_files(root)
     protect.check_patterns(root, files, patterns)
-    defining = protect.check_defining(root, files, conds, patterns)
-    seen, own = files + _ignored_files(root), syspath.own_modules(files)
-    sensitive = protect.sensitive(seen, patterns, syspath.view(root, seen, own))
+    ignored, own = _ignored_files(root), syspath.own_modules(files)
+    near = protect.narrow(files + ignored, patterns, own)  # one quick pass; only these are classified
+    outside = set(ignored)
+    defining = protect.check_defining(root, [f for f in near if f not in outside], conds, patterns, own)
+    sensitive = protect.sensitive(near, patterns, syspath.view(root, near, own, outside.union(files)))
     notes = []
     if len(defining) > MAX_FILES:
         notes.append(f"{len(defining) - MAX_FILES} check-defining files past the first {MAX_FILES} are not "
@@ -158,7 +160,9 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
             detail="the goal's baseline is missing from the home folder, so its checks cannot be verified; "
                    "abandon the goal and start it again")])
     listed, ignored = tree.list_files(root), _ignored_files(root)
-    files = listed + ignored
+    own = manifest.own if manifest.own is not None else syspath.own_modules(listed)
+    present = set(listed).union(ignored)
+    files = protect.narrow(listed + ignored, goal.protect, own)  # the few the classification can pick
     changed, deleted = [], []
     for rel, digest in manifest.files.items():
         now = tree.file_hash(root, rel)
@@ -167,8 +171,8 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         elif now != digest:
             changed.append(rel)
     known = set(manifest.sensitive) | set(manifest.files)
-    where = syspath.view(root, files, manifest.own)
-    scan = files if changed or deleted else _new_since_start(root, manifest, listed, ignored, where)
+    where = syspath.view(root, files, own, present)
+    scan = files if changed or deleted else _new_since_start(root, manifest, files, set(ignored), present, where)
     added = [f for f in protect.sensitive(scan, goal.protect, where) if f not in known]
     issues = []
     if manifest._tampered:
@@ -237,17 +241,18 @@ def _ignored_files(root: Path) -> list[str]:
     return found[:MAX_FILES]
 
 
-def _new_since_start(root: Path, manifest: Manifest, listed: list[str], ignored: list[str],
+def _new_since_start(root: Path, manifest: Manifest, files: list[str], ignored: set[str], present: set[str],
                      where: syspath.View) -> list[str]:
-    """The files the protect scan must look at: those the start did not have (the snapshot's index against
-    the start tree), the ignored ones, and any in a folder newly on the test run's path. Every other file
-    was classified when the goal began, under the same path. All of them when git cannot say."""
+    """Of ``files``, those the protect scan must look at: the ones the start tree lacks (the snapshot's index
+    against it), the ignored ones (never in a tree), and any in a folder newly on the test run's path. Every
+    other one was classified when the goal began, under the same path. All of them when git cannot say."""
     new = tree.added_since(root, manifest.start_tree)
     if new is None:
-        return listed + ignored
-    before = syspath.view(root, [f for f in listed if f not in new] + ignored, manifest.own)
+        return files
+    fresh = new | ignored
+    before = syspath.view(root, [f for f in files if f not in fresh], where.own, present - new)
     folders = tuple(where.folders - before.folders)  # a module in one, or a package just under it
-    return [f for f in listed if f in new or (folders and f.startswith(folders))] + ignored
+    return [f for f in files if f in fresh or (folders and f.startswith(folders))]
 
 
 def _listed(paths: list[str]) -> list[str]:

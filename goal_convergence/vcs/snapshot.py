@@ -216,14 +216,18 @@ class GitSnapshot(Snapshot):
             state = Path(self._scratch.name) / "index"
         self._index = state
         self._racy = state.with_name(state.name + _RACY_NAME)
-        if not state.is_file():
-            self._seed()
+        seeded = None if state.is_file() else self._seed()
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
         changed = self._git("diff-files", "-z", "--name-only", "--no-renames")
         others = self._git("ls-files", "-z", "--others", "--exclude-standard")
         self._dirty = {os.fsdecode(p) for p in changed.split(b"\0") if p}
         self._new = {os.fsdecode(p) for p in others.split(b"\0") if p}
-        self._dirty |= self._read_racy()
+        self._recheck = self._read_racy()
+        if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
+            # The user's index was written moments ago: the files changed within its second are not vouched for.
+            listed = (os.fsdecode(p) for p in self._git("ls-files", "-z").split(b"\0") if p)
+            self._recheck |= {p for p in listed if _recent(self.repo.top / p, seeded - 1)}
+        self._dirty |= self._recheck
         self._hashed = False
 
     def __del__(self) -> None:
@@ -236,8 +240,9 @@ class GitSnapshot(Snapshot):
             raise _GitFailed(f"`git {args[0]}`: {(done.err.strip().splitlines() or ['no message'])[-1]}")
         return done.out
 
-    def _seed(self) -> None:
-        """Start from a copy of the user's index: its stat data spares hashing the files they have not changed."""
+    def _seed(self) -> float | None:
+        """Start from a copy of the user's index: its stat data spares hashing the files they have not changed.
+        The time it was written, when there is one."""
         self._index.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         done = self.repo.run(self.repo.top, "rev-parse", "--git-path", "index")
         theirs = Path(os.fsdecode(done.out.strip())) if done.ok else None
@@ -247,6 +252,8 @@ class GitSnapshot(Snapshot):
             # with its time: git trusts the stat data of files older than the index, so a copy stamped now
             # would hide a same-size edit made in the second before (git's "racy clean" problem)
             shutil.copy2(theirs, self._index)
+            return self._index.stat().st_mtime
+        return None
 
     def _read_racy(self) -> set[str]:
         try:
@@ -318,7 +325,7 @@ class GitSnapshot(Snapshot):
             if paths and (len(paths) > _NAMED or not self._add("-A", paths)):
                 self._git("add", "-A", "--", ".")
             # A file rewritten within the second git recorded it keeps its stat data: hash those again by content.
-            again = [p for p in sorted(self._read_racy()) if os.path.lexists(self.repo.top / p)]
+            again = [p for p in sorted(self._recheck) if os.path.lexists(self.repo.top / p)]
             if again and not self._add("--renormalize", again):
                 raise _GitFailed("`git add --renormalize` failed")
         except _GitFailed as exc:
@@ -326,7 +333,7 @@ class GitSnapshot(Snapshot):
             _stale(self._index.with_name(self._index.name + ".lock"))
             self.off = f"the snapshot could not be written: {exc}"
             return
-        racy = [p for p in paths if _recent(self.repo.top / p)]
+        racy = [p for p in paths if _recent(self.repo.top / p, time.time() - RACY_SECONDS)]
         if racy or self._racy.exists():
             self._racy.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in racy))
 
@@ -368,9 +375,10 @@ def _size(path: Path) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def _recent(path: Path) -> bool:
+def _recent(path: Path, since: float) -> bool:
+    """Whether the file's inode changed at or after ``since`` (seconds)."""
     try:
-        return time.time() - os.lstat(path).st_ctime < RACY_SECONDS
+        return os.lstat(path).st_ctime >= since
     except OSError:
         return False
 
