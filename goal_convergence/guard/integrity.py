@@ -81,7 +81,7 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
                      f"watched; narrow the goal to a part of the project")
         defining = defining[:MAX_FILES]
     blobs = _folder(home) / "blobs"
-    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive, own=own), 0, []
+    manifest, kept_bytes, unkept, wrote = Manifest(sensitive=sensitive, own=own), 0, [], False
     for rel in defining:
         path = root / rel
         if path.is_symlink() or not path.is_file():
@@ -99,9 +99,12 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
         # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
         digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
         if not (blobs / digest).exists():
-            write_atomic(blobs / digest, data)
+            write_atomic(blobs / digest, data, durable=False)
+            wrote = True
         manifest.kept.append(rel)
         kept_bytes += len(data)
+    if wrote:
+        os.sync()  # every blob on disk before the manifest that names them: one flush, not one a file
     manifest.start_tree, manifest.sources = tripwire.start(root, blobs, manifest.files)
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "

@@ -90,14 +90,16 @@ def folder(root: Path, name: str) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename."""
+def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename. Not
+    ``durable``: no fsync, for a caller that writes many files and makes them durable at once (``os.sync``)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -226,7 +226,8 @@ class GitSnapshot(Snapshot):
         if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
             # The user's index was written moments ago: the files changed within its second are not vouched for.
             listed = (os.fsdecode(p) for p in self._git("ls-files", "-z").split(b"\0") if p)
-            self._recheck |= {p for p in listed if _recent(self.repo.top / p, seeded - 1)}
+            top = str(self.repo.top)
+            self._recheck |= {p for p in listed if _recent(os.path.join(top, p), seeded - 1)}
         self._dirty |= self._recheck
         self._hashed = False
 
@@ -333,7 +334,7 @@ class GitSnapshot(Snapshot):
             _stale(self._index.with_name(self._index.name + ".lock"))
             self.off = f"the snapshot could not be written: {exc}"
             return
-        racy = [p for p in paths if _recent(self.repo.top / p, time.time() - RACY_SECONDS)]
+        racy = [p for p in paths if _recent(os.path.join(self.repo.top, p), time.time() - RACY_SECONDS)]
         if racy or self._racy.exists():
             self._racy.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in racy))
 
@@ -375,7 +376,7 @@ def _size(path: Path) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def _recent(path: Path, since: float) -> bool:
+def _recent(path: str, since: float) -> bool:
     """Whether the file's inode changed at or after ``since`` (seconds)."""
     try:
         return os.lstat(path).st_ctime >= since
