@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import shlex
 import xml.etree.ElementTree as ET
+from array import array
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..models import Census, TestOutcome
@@ -82,6 +83,53 @@ _VITEST_PLACE = re.compile(r"^(\S+\.[cm]?[jt]sx?)(?::\d+:\d+)?(?= > )")  # the v
 _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest counts it failed
 
 
+# Test ids kept by name, each runner. Past it an id costs 4 bytes (``Beyond``): 10 million ids fit in 40 MB.
+MAX_IDS = 100_000
+_CHUNK = 1 << 20  # digests an array: growing one array of 10 million would copy it whole each time
+
+
+class Beyond:
+    """The test ids a run named past ``MAX_IDS``: 31 bits of Python's hash of each (keyed afresh in every
+    process, so an output cannot be written to collide with an id; a digest is compared only with ids
+    hashed in the same process) and whether the test ran. An id whose digest is absent is absent for
+    certain; one whose digest is present is taken as present, wrongly with odds of one in 2**31 / count
+    (a test gone unseen at 10 million ids: 1 in 200)."""
+
+    def __init__(self) -> None:
+        self.chunks = [array("I")]
+        self.count = self.ran = 0
+
+    def add(self, test_id: str, bits: int) -> None:
+        chunk = self.chunks[-1]
+        if len(chunk) >= _CHUNK:
+            chunk = array("I")
+            self.chunks.append(chunk)
+        ran = bool(bits & ~_BIT["skipped"])
+        chunk.append((hash(test_id) & 0x7FFFFFFF) << 1 | ran)
+        self.count += 1
+        self.ran += ran
+
+    def find(self, tests: Iterable[str]) -> dict[str, bool]:
+        """Of ``tests``, the ones present: test id -> whether it ran (else it was only skipped)."""
+        wanted: dict[int, list[str]] = {}
+        for test in tests:
+            wanted.setdefault((hash(test) & 0x7FFFFFFF) << 1, []).append(test)
+        keys = set(wanted) | {key | 1 for key in wanted}
+        hits: set[int] = set()
+        for chunk in self.chunks:
+            hits |= keys.intersection(chunk)
+        found: dict[str, bool] = {}
+        for key in hits:
+            for test in wanted[key & ~1]:
+                found[test] = found.get(test, False) or bool(key & 1)
+        return found
+
+
+def beyond(census: Census) -> Beyond | None:
+    """The ids of ``census`` past ``MAX_IDS`` (None when it kept them all by name)."""
+    return census._beyond
+
+
 def _bit(word: str) -> int:
     return _BIT[_WORDS.get(word.lower(), "skipped")]
 
@@ -105,7 +153,7 @@ def _counts(text: str) -> Counter[str]:
     return sum((Counter({_WORDS[word]: int(n)}) for n, word in _COUNT.findall(text) if word in _WORDS), Counter())
 
 
-def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int]) -> Census:
+def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int], past: Beyond | None = None) -> Census:
     outcomes = {test_id: _ORDER[mask.bit_length() - 1] for test_id, mask in masks.items()}
     says = _SAYS.get(runner, "skipped").split()
     if sums is None:  # no summary line (go): the ids are all there is, and say nothing of deselected tests
@@ -115,11 +163,16 @@ def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int]) -> Ce
     failed = sums["failed"] + sums["errors"]
     ran = sums["passed"] + failed + sums["xpassed"]
     # Skips are left out: pytest's -rA summary names them by place, not by id.
-    if sum((mask & ~_BIT["skipped"]).bit_count() for mask in masks.values()) < ran + sums["xfailed"]:
-        outcomes = {}
-    return Census(runner=runner, ran=ran, passed=sums["passed"], failed=failed,
-                  **{key: sums[key] if key in says else None for key in ("skipped", "xfailed", "deselected")}
-                  ).with_outcomes(outcomes)
+    named = sum((mask & ~_BIT["skipped"]).bit_count() for mask in masks.values()) + (past.ran if past else 0)
+    if named < ran + sums["xfailed"]:
+        outcomes, past = {}, None
+    found = Census(runner=runner, ran=ran, passed=sums["passed"], failed=failed,
+                   **{key: sums[key] if key in says else None for key in ("skipped", "xfailed", "deselected")}
+                   ).with_outcomes(outcomes)
+    if past is not None and outcomes:
+        found.ids += past.count
+        found._beyond = past
+    return found
 
 
 class CensusScanner(LineScanner):
@@ -131,6 +184,7 @@ class CensusScanner(LineScanner):
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
         self._summaries: Counter[str] = Counter()  # summary lines by runner: how many sessions the output had
         self._memo: set[bytes] = set()
+        self._beyond: dict[str, Beyond] = {}  # by runner: the ids past MAX_IDS
         self._ran: int | None = None  # unittest's "Ran N tests", until its status line
         self._jest_file, self._jest_left, self._cargo = "", 0, ""
         self._jest_stack: list[tuple[int, str]] = []  # (indent, describe name)
@@ -160,9 +214,13 @@ class CensusScanner(LineScanner):
                     break
 
     def _note(self, runner: str, test_id: str, bits: int, ids: dict[str, int] | None = None) -> None:
+        bounded = ids is None  # go's ids of one package wait in a dict of their own until its line
         ids = self._ids.setdefault(runner, {}) if ids is None else ids
         key = normalise_id(test_id)
-        ids[key] = ids.get(key, 0) | bits
+        if key in ids or not bounded or len(ids) < MAX_IDS:
+            ids[key] = ids.get(key, 0) | bits
+        else:
+            self._beyond.setdefault(runner, Beyond()).add(key, bits)
 
     def _add(self, runner: str, counts: Counter[str]) -> None:
         self._ids.setdefault(runner, {})
@@ -243,7 +301,8 @@ class CensusScanner(LineScanner):
         for runner, ids in self._ids.items():
             masks = {} if partial.get(runner) else go if runner == "go" else ids
             if masks or runner in self._sums or runner == "go":  # not a FAILED line of some script's, alone
-                censuses.append(_census(runner, self._sums.get(runner), masks))
+                censuses.append(_census(runner, self._sums.get(runner), masks,
+                                        None if partial.get(runner) else self._beyond.get(runner)))
         return max(censuses, key=lambda c: (c.ran or 0) + (c.skipped or 0) + (c.xfailed or 0), default=None)
 
 

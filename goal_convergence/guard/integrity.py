@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr
 
-from ..checks import conditions
+from ..checks import census, conditions
 from ..errors import GoalConvergenceError
 from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
                       PristineRun, StoppingCondition, TestOutcome)
@@ -228,7 +228,6 @@ def _ignored_files(root: Path) -> list[str]:
     (scratch.LINKED) are the environment's, and bytecode in __pycache__ is never read (checks/pycache.py)."""
     def loads(rel: str) -> bool:
         return LEFT_OUT.isdisjoint(rel.split("/")) or protect.runner_loaded(rel)
-
     found: list[str] = []
     for entry in tree.ignored_entries(root) or []:
         path = root / entry
@@ -246,9 +245,8 @@ def _ignored_files(root: Path) -> list[str]:
 
 def _new_since_start(root: Path, manifest: Manifest, files: list[str], ignored: set[str], present: set[str],
                      where: syspath.View) -> list[str]:
-    """Of ``files``, those the protect scan must look at: the ones the start tree lacks (the snapshot's index
-    against it), the ignored ones (never in a tree), and any in a folder newly on the test run's path. Every
-    other one was classified when the goal began, under the same path. All of them when git cannot say."""
+    """Of ``files``, those the protect scan must look at: the ones the start tree lacks, the ignored ones (never
+    in a tree), any in a folder newly on the test run's path. The rest were classified as the goal began."""
     new = tree.added_since(root, manifest.start_tree)
     if new is None:
         return files
@@ -295,17 +293,19 @@ def compare(index: int, command: str, start: Census, start_ids: dict[str, str], 
     """What a run's census lost against the start: tests gone, skipped, xfailed, deselected, or fewer run."""
     def issue(kind: str, subject: str, detail: str) -> IntegrityIssue:
         return IntegrityIssue(kind=kind, subject=subject, detail=detail + where, condition=index)  # type: ignore[arg-type]
-
     if now is None or (start.ids and not now.ids):
         return [issue("census-lost", command,
                       f"`{command}` reported its tests at the start ({_count(start)}) and no longer does: "
                       f"is the test runner itself replaced or bypassed?")]
     found: list[IntegrityIssue] = []
     if start.ids and now.ids:  # by name: a new test that is skipped or deselected is no loss
+        past = census.beyond(now)  # a run that named more ids than are kept: the rest by digest
+        unnamed = [test for test, before in start_ids.items() if before in RAN and test not in now.outcomes]
+        ran_past = past.find(unnamed) if past is not None and unnamed else {}
         for test, before in start_ids.items():
             if before not in RAN:
                 continue
-            after = now.outcomes.get(test)
+            after = now.outcomes.get(test) or ({True: "passed", False: "skipped"}.get(ran_past.get(test)))
             if after is None:
                 found.append(issue("test-gone", test, f"{test} ran at the start and is gone now (deleted, renamed "
                                                       f"or deselected)"))
@@ -314,7 +314,9 @@ def compare(index: int, command: str, start: Census, start_ids: dict[str, str], 
             elif after in ("xfailed", "xpassed") and before != "xpassed":
                 found.append(issue("test-xfailed", test, f"{test} ran at the start and is marked as an expected "
                                                         f"failure now"))
-        return found
+        if past is None and len(start_ids) >= start.ids:
+            return found
+        # Past the ids kept by name (of the start, or of this run by digest): the counts say the rest.
     for kind, field, what in (("test-deselected", "deselected", "deselected"), ("test-skipped", "skipped", "skipped"),
                               ("test-xfailed", "xfailed", "marked as expected failures")):
         before, after = getattr(start, field) or 0, getattr(now, field)
@@ -392,7 +394,6 @@ def _what_was_reset(restored: list[str], added: set[str]) -> str:
     """``with the original tests/a.py and without conftest.py``: what the pristine copy put back."""
     def some(paths: list[str]) -> str:
         return ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
-
     parts = ([f"with the original {some(sorted(restored))}"] if restored else []) + (
         [f"without {some(sorted(added))}"] if added else [])
     return " and ".join(parts) or "as the goal began"
