@@ -226,11 +226,10 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
                   on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
                   edges: Edges | None = None, settle: MakerWork | None = None,
                   workdir: Path | None = None, attempt: Attempt | None = None) -> Outcome:
-    """Run one whole iteration for an active goal and persist it. ``maker`` is charged first.
-    ``settle`` is what the maker did that no later iteration will charge when the loop ends here (a
-    Stop's held-back message, claude_code/hooks.py): charged, and the clock stopped, with the record.
-    ``workdir`` is where the work is when it is not the goal's project: a worktree of it (worktree.py);
-    ``attempt``, which of several parallel attempts did it (its own history is what the iteration is judged on)."""
+    """Run one whole iteration for an active goal and persist it. ``maker`` is charged first. ``settle`` is what
+    the maker did that no later iteration will charge when the loop ends here (a Stop's held-back message,
+    claude_code/hooks.py): charged, and the clock stopped, with the record. ``workdir``: the work when it is not in
+    the goal's project, a worktree of it; ``attempt``: which of several parallel attempts did it (judged on its own)."""
     edges = edges or Edges()
     clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
@@ -249,8 +248,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     root = Path(goal.project_root)
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
-    # The goal's index of the tree, kept between iterations; one listing of it per check (vcs/snapshot.py).
-    with snapshot.session(root, snapshot.state_path(store.root, goal.goal_id, root)):
+    with snapshot.session(root, snapshot.state_path(store.root, goal.goal_id, root)):  # the goal's index of the tree
         for _ in range(MAX_RECHECKS + 1):
             moved_since = edges.watch(root)  # the tree as delivered: did it move while the checks ran?
             found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
@@ -366,6 +364,8 @@ def announce_end(store: Store, goal: Goal, edges: Edges | None = None) -> None:
     now = edges.now()
     if goal.state == "escalated" and goal.escalation and goal.escalation.triage_id:
         edges.file_escalation(store, goal, now)
+    elif goal.state in ("converged", "failed"):  # no iteration will read its tree again
+        snapshot.forget(store.root, goal.goal_id)
     edges.announce(store, goal, now)
 
 
