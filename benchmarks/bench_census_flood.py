@@ -9,7 +9,7 @@ name (checks/census.py, MAX_IDS). Rows, each side a fresh process timed once it 
 
 1. the condition runner reading it (census included), beside a plain reader of the same pipe: ≤ 3×;
 2. the runner's peak RSS (getrusage), the start run's kept ids and the comparison included: ≤ 100 MB;
-3. the integrity guard's comparison with a start census that named every 100th test and the missing
+3. the integrity guard's comparison with a start census that named every 200th test and the missing
    one (as a goal's baseline keeps them): it names the missing test, and no other.
 """
 
@@ -55,7 +55,7 @@ _MEASURE = textwrap.dedent("""
                  "ids": e.census.ids if e.census else 0}
     took = time.perf_counter() - start
     if how != "plain":
-        kept = {_pytest_id(test_id(i)): "passed" for i in [*range(0, count, 100), missing]}
+        kept = {_pytest_id(test_id(i)): "passed" for i in [*range(0, count, 200), missing]}
         began = Census(runner="pytest", ran=count, passed=count, ids=count)
         issues = compare(0, command, began, kept, e.census)
         found["gone"] = [i.subject for i in issues if i.kind == "test-gone"]

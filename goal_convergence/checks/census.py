@@ -84,7 +84,7 @@ _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest 
 
 
 # Test ids kept by name, each runner. Past it an id costs 4 bytes (``Beyond``): 10 million ids fit in 40 MB.
-MAX_IDS = 100_000
+MAX_IDS = 50_000
 _CHUNK = 1 << 20  # digests an array: growing one array of 10 million would copy it whole each time
 
 
