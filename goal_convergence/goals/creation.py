@@ -32,18 +32,22 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     if spec.session_id:
         lookup.refuse_second_goal_in_session(store, spec.session_id)
     stamp, goal_id = now_iso(now), new_id("goal-")
-    # One listing of the tree for the fingerprint, the baseline and the start tree, in the index the goal keeps.
-    with snapshot.session(root, snapshot.state_path(store.root, goal_id, root)), snapshot.pinned(root):
-        with user_input():
-            goal = _goal(goal_id, spec, root, conds, oracle, stamp)
-        manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
-    # The runner's environment is probed while the start run runs: that run writes no bytecode where the
-    # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        probed = pool.submit(environment.record, root, conds)
-        start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
-        manifest.environment = probed.result()
-    return store.create(integrity.save(store.root, goal, manifest, start))
+    try:
+        # One listing of the tree for the fingerprint, the baseline and the start tree, in the index the goal keeps.
+        with snapshot.session(root, snapshot.state_path(store.root, goal_id, root)), snapshot.pinned(root):
+            with user_input():
+                goal = _goal(goal_id, spec, root, conds, oracle, stamp)
+            manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
+        # The runner's environment is probed while the start run runs: that run writes no bytecode where the
+        # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            probed = pool.submit(environment.record, root, conds)
+            start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
+            manifest.environment = probed.result()
+        return store.create(integrity.save(store.root, goal, manifest, start))
+    except BaseException:
+        snapshot.forget(store.root, goal_id)  # no goal came of it
+        raise
 
 
 def _goal(goal_id: str, spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig,
