@@ -13,7 +13,7 @@ files (``--quick``: 10 and 20,000), a test file every 50, and an ignored build/ 
 It prints what grows with the repository: a run on the big repository less the same on the 10-file one
 (the fixed cost of the process and one condition, quoted on its own), against `git status` (target: at
 most 4x), and `goal new` less the small one's, against `git ls-files` (target: at most 10x). Each figure
-is the median of --runs, each on a goal of its own.
+is the median of --runs, each on a goal of its own, the big and the small repository taken in turn.
 """
 
 from __future__ import annotations
@@ -68,23 +68,24 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, bytes]
     return took, done.stdout
 
 
-def measure(root: Path, env: dict[str, str], runs: int) -> dict[str, float]:
-    """Median seconds of `goal new`, a one-iteration `goal run`, `git status` and `git ls-files` on ``root``."""
-    news, iterations, statuses, listings = [], [], [], []
+def one_round(root: Path, env: dict[str, str], n: int) -> dict[str, float]:
+    """Seconds of `goal new`, a one-iteration `goal run`, then `git status` and `git ls-files`, on ``root``."""
     original = (root / EDIT).read_bytes()
-    for n in range(runs):
-        took, out = timed([*GOAL, "new", f"bench {n}", "--check", "true", "--oracle", "conditions", "--max-iterations", "1",
-                               "--json"], root, env)
-        news.append(took)
-        goal_id = json.loads(out)["goalId"]
-        took, _ = timed([*GOAL, "run", goal_id, "--maker-cmd", f"echo '# {n}' >> {EDIT}"],
-                        root, env)
-        iterations.append(took)
-        statuses.append(timed(["git", "status", "--porcelain"], root, env)[0])
-        listings.append(timed(["git", "ls-files"], root, env)[0])
-        (root / EDIT).write_bytes(original)  # not `git checkout`: the user's index stays as it was
-    return {"new": statistics.median(news), "run": statistics.median(iterations),
-            "status": statistics.median(statuses), "ls": statistics.median(listings)}
+    new, out = timed([*GOAL, "new", f"bench {n}", "--check", "true", "--oracle", "conditions", "--max-iterations",
+                      "1", "--json"], root, env)
+    run, _ = timed([*GOAL, "run", json.loads(out)["goalId"], "--maker-cmd", f"echo '# {n}' >> {EDIT}"], root, env)
+    found = {"new": new, "run": run, "status": timed(["git", "status", "--porcelain"], root, env)[0],
+             "ls": timed(["git", "ls-files"], root, env)[0]}
+    (root / EDIT).write_bytes(original)  # not `git checkout`: the user's index stays as it was
+    return found
+
+
+def measure(big: Path, small: Path, env: dict[str, str], runs: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Medians of ``one_round`` on the big and the small repository, taken in turn, so that a change in the
+    machine's load falls on both alike."""
+    rounds = [(one_round(big, env, n), one_round(small, env, n)) for n in range(runs)]
+    return tuple({key: statistics.median(r[i][key] for r in rounds) for key in rounds[0][i]}  # type: ignore[return-value]
+                 for i in (0, 1))
 
 
 def main(argv: list[str]) -> int:
@@ -99,13 +100,12 @@ def main(argv: list[str]) -> int:
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     try:
         generate(work / "small", 10)
-        small = measure(work / "small", env, args.runs)
         rows = []
         for size in sizes:
             started = time.perf_counter()
             generate(work / f"r{size}", size)
             print(f"{size:,} files generated in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-            rows += rows_for(size, measure(work / f"r{size}", env, args.runs), small)
+            rows += rows_for(size, *measure(work / f"r{size}", work / "small", env, args.runs))
             shutil.rmtree(work / f"r{size}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
