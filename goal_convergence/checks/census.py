@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 import shlex
 import xml.etree.ElementTree as ET
-from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from ..models import Census, TestOutcome
@@ -83,46 +82,32 @@ _VITEST_PLACE = re.compile(r"^(\S+\.[cm]?[jt]sx?)(?::\d+:\d+)?(?= > )")  # the v
 _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest counts it failed
 
 
-# Test ids kept by name, each runner. Past it an id costs 4 bytes (``Beyond``): 10 million ids fit in 40 MB.
+# Test ids kept by name, each runner. Past it a run's ids are counted, and only the start's are remembered
+# (``Beyond``): a run naming 10 million tests costs what 50,000 do.
 MAX_IDS = 50_000
-_CHUNK = 1 << 20  # digests an array: growing one array of 10 million would copy it whole each time
 
 
 class Beyond:
-    """The test ids a run named past ``MAX_IDS``: 31 bits of Python's hash of each (keyed afresh in every
-    process, so an output cannot be written to collide with an id; a digest is compared only with ids
-    hashed in the same process) and whether the test ran. An id whose digest is absent is absent for
-    certain; one whose digest is present is taken as present, wrongly with odds of one in 2**31 / count
-    (a test gone unseen at 10 million ids: 1 in 200)."""
+    """The test ids a run named past ``MAX_IDS``: counted, and those of ``expected`` (the ids the goal's start
+    run named, asked for when the first id past the bound comes) remembered with whether they ran. So the
+    guard can still say exactly which start tests are missing; without ``expected`` it cannot, and says so
+    by its counts only."""
 
-    def __init__(self) -> None:
-        self.chunks = [array("I")]
+    def __init__(self, expected: Collection[str] | None) -> None:
+        self.expected = expected
+        self.found: dict[str, bool] = {}  # start test id -> whether it ran (else it was only skipped)
         self.count = self.ran = 0
 
     def add(self, test_id: str, bits: int) -> None:
-        chunk = self.chunks[-1]
-        if len(chunk) >= _CHUNK:
-            chunk = array("I")
-            self.chunks.append(chunk)
         ran = bool(bits & ~_BIT["skipped"])
-        chunk.append((hash(test_id) & 0x7FFFFFFF) << 1 | ran)
         self.count += 1
         self.ran += ran
+        if self.expected is not None and test_id in self.expected:
+            self.found[test_id] = self.found.get(test_id, False) or ran
 
-    def find(self, tests: Iterable[str]) -> dict[str, bool]:
-        """Of ``tests``, the ones present: test id -> whether it ran (else it was only skipped)."""
-        wanted: dict[int, list[str]] = {}
-        for test in tests:
-            wanted.setdefault((hash(test) & 0x7FFFFFFF) << 1, []).append(test)
-        keys = set(wanted) | {key | 1 for key in wanted}
-        hits: set[int] = set()
-        for chunk in self.chunks:
-            hits |= keys.intersection(chunk)
-        found: dict[str, bool] = {}
-        for key in hits:
-            for test in wanted[key & ~1]:
-                found[test] = found.get(test, False) or bool(key & 1)
-        return found
+    def knows(self, test_id: str) -> bool:
+        """Whether this run's census can say if ``test_id`` is there."""
+        return self.expected is not None and test_id in self.expected
 
 
 def beyond(census: Census) -> Beyond | None:
@@ -176,10 +161,13 @@ def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int], past:
 
 
 class CensusScanner(LineScanner):
-    """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted."""
+    """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted.
+    ``expected`` gives the test ids of the goal's start run, asked for only if the output names more than
+    ``MAX_IDS`` (``Beyond``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: Callable[[], Collection[str]] | None = None) -> None:
         super().__init__((_KEYS,))
+        self._expected = expected
         self._sums: dict[str, Counter[str]] = {}
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
         self._summaries: Counter[str] = Counter()  # summary lines by runner: how many sessions the output had
@@ -220,7 +208,9 @@ class CensusScanner(LineScanner):
         if key in ids or not bounded or len(ids) < MAX_IDS:
             ids[key] = ids.get(key, 0) | bits
         else:
-            self._beyond.setdefault(runner, Beyond()).add(key, bits)
+            if runner not in self._beyond:
+                self._beyond[runner] = Beyond(set(self._expected()) if self._expected else None)
+            self._beyond[runner].add(key, bits)
 
     def _add(self, runner: str, counts: Counter[str]) -> None:
         self._ids.setdefault(runner, {})

@@ -248,10 +248,11 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     root = Path(goal.project_root)
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
-    with snapshot.session(root, snapshot.state_path(store.root, goal.goal_id, root)):  # the goal's index of the tree
+    with snapshot.session(root, snapshot.state_path(store.root, goal.goal_id, root)):  # its index of the tree
         for _ in range(MAX_RECHECKS + 1):
             moved_since = edges.watch(root)  # the tree as delivered: did it move while the checks ran?
-            found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
+            found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress,
+                                         expected=_began_with(store.root, goal.goal_id))
             with snapshot.pinned(root):
                 tree_fp = edges.fingerprint(root)
                 green = all(e.passed for e in found)
@@ -298,8 +299,7 @@ def _began_with(home: Path, goal_id: str) -> Callable[[int], set[str]]:
     """The test ids each condition's census began with (the guard's manifest), for telling a regression."""
     def read(index: int) -> set[str]:
         manifest = integrity.load(home, goal_id)
-        ids = manifest.outcomes[index] if manifest and index < len(manifest.outcomes) else None
-        return set(ids or ())
+        return set((manifest.outcomes[index] if manifest and index < len(manifest.outcomes) else None) or ())
 
     return read
 
