@@ -25,6 +25,7 @@ from ..errors import GoalConvergenceError
 from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
+from ..system.files import write_many
 from ..system import files as documents
 from ..system import seal
 from ..vcs import tree
@@ -81,7 +82,8 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
                      f"watched; narrow the goal to a part of the project")
         defining = defining[:MAX_FILES]
     blobs = _folder(home) / "blobs"
-    manifest, kept_bytes, unkept, wrote = Manifest(sensitive=sensitive, own=own), 0, [], False
+    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive, own=own), 0, []
+    new_blobs: dict[Path, bytes] = {}
     for rel in defining:
         path = root / rel
         if path.is_symlink() or not path.is_file():
@@ -99,12 +101,10 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
         # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
         digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
         if not (blobs / digest).exists():
-            write_atomic(blobs / digest, data, durable=False)
-            wrote = True
+            new_blobs[blobs / digest] = data
         manifest.kept.append(rel)
         kept_bytes += len(data)
-    if wrote:
-        os.sync()  # every blob on disk before the manifest that names them: one flush, not one a file
+    write_many(list(new_blobs.items()))  # synced together: a thousand test files are not a thousand commits
     manifest.start_tree, manifest.sources = tripwire.start(root, blobs, manifest.files)
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "

@@ -90,20 +90,48 @@ def folder(root: Path, name: str) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
-    """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename. Not
-    ``durable``: no fsync, for a caller that writes many files and makes them durable at once (``os.sync``)."""
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        raise
+
+
+def write_many(items: list[tuple[Path, bytes]]) -> None:
+    """``write_atomic`` of many files at once: every temp file written, then synced by several threads (the
+    filesystem commits their syncs together, not one journal commit a file), then each renamed."""
+    from concurrent.futures import ThreadPoolExecutor  # only goal new writes many
+
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, data in items:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+
+        def sync(tmp: str) -> None:
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(sync, [tmp for tmp, _ in temps]))
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         raise
 
 
