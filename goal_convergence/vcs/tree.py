@@ -79,7 +79,7 @@ def tree_fingerprint(root: Path) -> str:
 
 def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list[str]:
     """The project's files (caches left out) whose inode changed at or after ``since_ns`` (wall clock, ns),
-    and those of ``before`` (an earlier ``present_files``) that are gone.
+    and those of ``before`` (an earlier ``list_files``) that are gone.
 
     That is their ctime: the kernel sets it on every write, rename or chmod, and no user can set it
     back, so a file swapped in and out again is seen even though its content ends as it began. Only the
@@ -100,11 +100,6 @@ def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list
 def added_since(root: Path, start: str) -> set[str] | None:
     """The project's files that are not in ``start`` (a git tree of the work tree); None: unknown."""
     return snapshot.take(Path(root)).added_since(start) if start else None
-
-
-def present_files(root: Path) -> list[str]:
-    """``list_files``: the files there are now (a tracked file missing from the work tree is not listed)."""
-    return list_files(root)
 
 
 def head_commit(root: Path) -> str | None:
