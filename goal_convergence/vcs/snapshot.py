@@ -327,7 +327,9 @@ class GitSnapshot(Snapshot):
                 self._git("add", "-A", "--", ".")
             # A file rewritten within the second git recorded it keeps its stat data: hash those again by content.
             again = [p for p in sorted(self._recheck) if os.path.lexists(self.repo.top / p)]
-            if again and not self._add("--renormalize", again):
+            if len(again) > _NAMED:  # a whole checkout written moments ago: every file, not each named
+                self._git("add", "--renormalize", "--", ".")
+            elif again and not self._add("--renormalize", again):
                 raise _GitFailed("`git add --renormalize` failed")
         except _GitFailed as exc:
             self._index.unlink(missing_ok=True)  # begun again from the user's index next time
