@@ -13,7 +13,7 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from ..models import Census, TestOutcome
@@ -82,6 +82,39 @@ _VITEST_PLACE = re.compile(r"^(\S+\.[cm]?[jt]sx?)(?::\d+:\d+)?(?= > )")  # the v
 _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest counts it failed
 
 
+# Test ids kept by name, each runner. Past it a run's ids are counted, and only the start's are remembered
+# (``Beyond``): a run naming 10 million tests costs what 50,000 do.
+MAX_IDS = 50_000
+
+
+class Beyond:
+    """The test ids a run named past ``MAX_IDS``: counted, and those of ``expected`` (the ids the goal's start
+    run named, asked for when the first id past the bound comes) remembered with whether they ran. So the
+    guard can still say exactly which start tests are missing; without ``expected`` it cannot, and says so
+    by its counts only."""
+
+    def __init__(self, expected: Collection[str] | None) -> None:
+        self.expected = expected
+        self.found: dict[str, bool] = {}  # start test id -> whether it ran (else it was only skipped)
+        self.count = self.ran = 0
+
+    def add(self, test_id: str, bits: int) -> None:
+        ran = bool(bits & ~_BIT["skipped"])
+        self.count += 1
+        self.ran += ran
+        if self.expected is not None and test_id in self.expected:
+            self.found[test_id] = self.found.get(test_id, False) or ran
+
+    def knows(self, test_id: str) -> bool:
+        """Whether this run's census can say if ``test_id`` is there."""
+        return self.expected is not None and test_id in self.expected
+
+
+def beyond(census: Census) -> Beyond | None:
+    """The ids of ``census`` past ``MAX_IDS`` (None when it kept them all by name)."""
+    return census._beyond
+
+
 def _bit(word: str) -> int:
     return _BIT[_WORDS.get(word.lower(), "skipped")]
 
@@ -105,7 +138,7 @@ def _counts(text: str) -> Counter[str]:
     return sum((Counter({_WORDS[word]: int(n)}) for n, word in _COUNT.findall(text) if word in _WORDS), Counter())
 
 
-def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int]) -> Census:
+def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int], past: Beyond | None = None) -> Census:
     outcomes = {test_id: _ORDER[mask.bit_length() - 1] for test_id, mask in masks.items()}
     says = _SAYS.get(runner, "skipped").split()
     if sums is None:  # no summary line (go): the ids are all there is, and say nothing of deselected tests
@@ -115,22 +148,31 @@ def _census(runner: str, sums: Counter[str] | None, masks: dict[str, int]) -> Ce
     failed = sums["failed"] + sums["errors"]
     ran = sums["passed"] + failed + sums["xpassed"]
     # Skips are left out: pytest's -rA summary names them by place, not by id.
-    if sum((mask & ~_BIT["skipped"]).bit_count() for mask in masks.values()) < ran + sums["xfailed"]:
-        outcomes = {}
-    return Census(runner=runner, ran=ran, passed=sums["passed"], failed=failed,
-                  **{key: sums[key] if key in says else None for key in ("skipped", "xfailed", "deselected")}
-                  ).with_outcomes(outcomes)
+    named = sum((mask & ~_BIT["skipped"]).bit_count() for mask in masks.values()) + (past.ran if past else 0)
+    if named < ran + sums["xfailed"]:
+        outcomes, past = {}, None
+    found = Census(runner=runner, ran=ran, passed=sums["passed"], failed=failed,
+                   **{key: sums[key] if key in says else None for key in ("skipped", "xfailed", "deselected")}
+                   ).with_outcomes(outcomes)
+    if past is not None and outcomes:
+        found.ids += past.count
+        found._beyond = past
+    return found
 
 
 class CensusScanner(LineScanner):
-    """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted."""
+    """Streams a command's output (``feed`` each read, then ``close``) and keeps what its test runners counted.
+    ``expected`` gives the test ids of the goal's start run, asked for only if the output names more than
+    ``MAX_IDS`` (``Beyond``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: Callable[[], Collection[str]] | None = None) -> None:
         super().__init__((_KEYS,))
+        self._expected = expected
         self._sums: dict[str, Counter[str]] = {}
         self._ids: dict[str, dict[str, int]] = {}  # outcome masks by id; its keys are the runners seen
         self._summaries: Counter[str] = Counter()  # summary lines by runner: how many sessions the output had
         self._memo: set[bytes] = set()
+        self._beyond: dict[str, Beyond] = {}  # by runner: the ids past MAX_IDS
         self._ran: int | None = None  # unittest's "Ran N tests", until its status line
         self._jest_file, self._jest_left, self._cargo = "", 0, ""
         self._jest_stack: list[tuple[int, str]] = []  # (indent, describe name)
@@ -160,9 +202,15 @@ class CensusScanner(LineScanner):
                     break
 
     def _note(self, runner: str, test_id: str, bits: int, ids: dict[str, int] | None = None) -> None:
+        bounded = ids is None  # go's ids of one package wait in a dict of their own until its line
         ids = self._ids.setdefault(runner, {}) if ids is None else ids
         key = normalise_id(test_id)
-        ids[key] = ids.get(key, 0) | bits
+        if key in ids or not bounded or len(ids) < MAX_IDS:
+            ids[key] = ids.get(key, 0) | bits
+        else:
+            if runner not in self._beyond:
+                self._beyond[runner] = Beyond(set(self._expected()) if self._expected else None)
+            self._beyond[runner].add(key, bits)
 
     def _add(self, runner: str, counts: Counter[str]) -> None:
         self._ids.setdefault(runner, {})
@@ -243,7 +291,8 @@ class CensusScanner(LineScanner):
         for runner, ids in self._ids.items():
             masks = {} if partial.get(runner) else go if runner == "go" else ids
             if masks or runner in self._sums or runner == "go":  # not a FAILED line of some script's, alone
-                censuses.append(_census(runner, self._sums.get(runner), masks))
+                censuses.append(_census(runner, self._sums.get(runner), masks,
+                                        None if partial.get(runner) else self._beyond.get(runner)))
         return max(censuses, key=lambda c: (c.ran or 0) + (c.skipped or 0) + (c.xfailed or 0), default=None)
 
 

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from ..errors import GoalConvergenceError, InvalidInput
@@ -64,7 +64,8 @@ def shared_runs(conditions: list[StoppingCondition]) -> dict[int, int]:
 
 def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
          cancel: threading.Event | None, base_env: Mapping[str, str] | None = None,
-         riders: list[tuple[int, StoppingCondition]] | None = None) -> list[ConditionEvidence]:
+         riders: list[tuple[int, StoppingCondition]] | None = None,
+         expected: Callable[[], Collection[str]] | None = None) -> list[ConditionEvidence]:
     """The evidence of ``condition``, and of each test condition in ``riders`` its run is also (shared_runs)."""
     own, timeout = timeout, deadline.bounded(timeout) or 0.0  # a stop's budget may leave less (deadline.py)
 
@@ -76,7 +77,7 @@ def _run(condition: StoppingCondition, index: int, root: Path, timeout: float,
         coverage = CoverageLines(condition.coverage_regex) if condition.type == "coverage_threshold" else None
     except InvalidInput as e:
         return [evidence(passed=False, error=str(e), fingerprint=fingerprint([str(e)], None, False))]
-    failures, tests = FailureScanner(), census.CensusScanner()
+    failures, tests = FailureScanner(), census.CensusScanner(expected)
     # The failure scanner last: its last keys (path lines, a warning's heading in most outputs) are then
     # the last tried, and a line they find is asked of no other scanner (sieve.Sieve).
     capture = Capture([LineScanners([tests] + ([coverage] if coverage is not None else []) + [failures])])
@@ -174,26 +175,29 @@ def _measure(condition: StoppingCondition, output: str, root: Path, timeout: flo
 
 
 def run_condition(condition: StoppingCondition, index: int, root: Path, *, default_timeout: float = DEFAULT_TIMEOUT,
-                  env: Mapping[str, str] | None = None) -> ConditionEvidence:
+                  env: Mapping[str, str] | None = None,
+                  expected: Callable[[], Collection[str]] | None = None) -> ConditionEvidence:
     """Run one condition now (``index`` is its place in the goal) and return its evidence.
 
     ``env`` is the command's environment (this process's by default), pytest's JUnit request and our
-    own bytecode folder (pycache.py) added."""
+    own bytecode folder (pycache.py) added. ``expected``: its start test ids (census.CensusScanner)."""
     with pycache.prefix(Path(root)) as cache:
         env = {**(os.environ if env is None else env), pycache.ENV: str(cache)}
-        return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env)[0]
+        return _run(condition, index, Path(root), condition.timeout_seconds or default_timeout, None, env,
+                    expected=expected)[0]
 
 
 def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: list[int] | None = None,
                    on_progress: Callable[[Progress], None] | None = None,
                    default_timeout: float = DEFAULT_TIMEOUT,
-                   env: Mapping[str, str] | None = None, bytecode_of: Path | None = None) -> list[ConditionEvidence]:
+                   env: Mapping[str, str] | None = None, bytecode_of: Path | None = None,
+                   expected: Callable[[int], Collection[str]] | None = None) -> list[ConditionEvidence]:
     """Run the conditions (or the ``only`` indexes) all at once; evidence in index order.
 
     ``on_progress`` gets ``(index, command, elapsed seconds, passed or None while running)`` for
     each condition, about ten times a second and once at the end. ``env`` as for ``run_condition``.
     ``bytecode_of`` is the project whose bytecode folder a copy of it runs with (its own bytecode
-    dropped afterwards).
+    dropped afterwards). ``expected`` gives a condition's start test ids (census.CensusScanner).
     """
     root = Path(root)
     if not root.is_dir():
@@ -215,7 +219,9 @@ def run_conditions(conditions: list[StoppingCondition], root: Path, *, only: lis
         started[i] = time.monotonic()
         cond = conditions[i]
         try:
-            for ev in _run(cond, i, root, cond.timeout_seconds or default_timeout, cancel, env, riders.get(i)):
+            ids = None if expected is None else (
+                lambda: set().union(*(expected(k) for k in [i, *(j for j, _ in riders.get(i, []))])))
+            for ev in _run(cond, i, root, cond.timeout_seconds or default_timeout, cancel, env, riders.get(i), ids):
                 results[ev.index] = ev
         except BaseException as e:  # re-raised in the calling thread, where it can be handled
             crashes.append(e)

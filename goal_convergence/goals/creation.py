@@ -13,7 +13,7 @@ from ..models import Goal, MakerConfig, OracleConfig, StoppingCondition, new_id,
 from ..rules import budget, plan
 from ..storage.store import Store
 from ..system import clock
-from ..vcs import tree
+from ..vcs import snapshot, tree
 from . import lookup
 from .specs import GoalSpec, build_budget, build_conditions, oracle_config, user_input
 
@@ -32,23 +32,30 @@ def new_goal(store: Store, spec: GoalSpec, now: datetime | None = None,
     conds = build_conditions(spec, root)
     if spec.session_id:
         lookup.refuse_second_goal_in_session(store, spec.session_id)
-    stamp = now_iso(now)
-    with user_input():
-        goal = _goal(spec, root, conds, oracle, stamp)
-    budget.run_clock(goal, now, bool(spec.session_id))  # a session works it from now: its clock runs
-    manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
-    # The runner's environment is probed while the start run runs: that run writes no bytecode where the
-    # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        probed = pool.submit(environment.record, root, conds)
-        start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
-        manifest.environment = probed.result()
-    return store.create(integrity.save(store.root, goal, manifest, start))
+    stamp, goal_id = now_iso(now), new_id("goal-")
+    try:
+        # One listing of the tree for the fingerprint, the baseline and the start tree, in the index the goal keeps.
+        with snapshot.session(root, snapshot.state_path(store.root, goal_id, root)), snapshot.pinned(root):
+            with user_input():
+                goal = _goal(goal_id, spec, root, conds, oracle, stamp)
+            budget.run_clock(goal, now, bool(spec.session_id))  # a session works it from now: its clock runs
+            manifest, goal.baseline = integrity.record(store.root, goal.goal_id, root, conds, goal.protect)
+        # The runner's environment is probed while the start run runs: that run writes no bytecode where the
+        # record looks (its bytecode goes to a folder of our own, checks/pycache.py), so the two do not meet.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            probed = pool.submit(environment.record, root, conds)
+            start = spec.start or conditions.run_conditions(conds, root, on_progress=on_progress)
+            manifest.environment = probed.result()
+        return store.create(integrity.save(store.root, goal, manifest, start))
+    except BaseException:
+        snapshot.forget(store.root, goal_id)  # no goal came of it
+        raise
 
 
-def _goal(spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig, stamp: str) -> Goal:
+def _goal(goal_id: str, spec: GoalSpec, root: Path, conds: list[StoppingCondition], oracle: OracleConfig,
+          stamp: str) -> Goal:
     return Goal(
-        goal_id=new_id("goal-"),
+        goal_id=goal_id,
         objective=spec.objective,
         stopping_conditions=conds,
         budget=build_budget(spec),

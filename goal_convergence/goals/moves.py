@@ -11,7 +11,7 @@ from ..models import Goal, TriageItem, now_iso
 from ..rules import budget, lifecycle
 from ..storage.store import Store
 from ..system import clock
-from ..vcs import checkpoint, worktree
+from ..vcs import checkpoint, snapshot, worktree
 from . import lookup, notify
 from .settings import change_settings
 
@@ -26,6 +26,7 @@ def move(store: Store, goal_id: str, action: str, now: datetime | None = None, *
         worktree.sweep(Path(goal.project_root), goal.goal_id, worktree.ATTEMPTS)  # a killed run's parallel attempts
         if not keep_checkpoints:
             checkpoint.drop(goal.goal_id, goal.project_root)
+        snapshot.forget(store.root, goal.goal_id)
         notify.goal_ended(store, goal, now)
     return goal
 

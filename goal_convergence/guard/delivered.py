@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..models import ConditionEvidence, Integrity, IntegrityIssue
-from ..vcs import tree
+from ..vcs import snapshot, tree
 from . import protect
 from .scratch import LEFT_OUT, LINKED
 
@@ -31,11 +31,12 @@ LISTED = 10
 def watch(root: Path) -> Callable[[], list[str]]:
     """Note the tree as the checks begin. The function returned names the project files written, added or
     deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
-    began, before = time.time_ns(), tree.present_files(root)
-    there = set(before)
+    began, before = time.time_ns(), snapshot.take(root)
+    # Hashed now, the snapshot's index holds the tree as the checks begin: what moves from here shows.
+    there = set(before.ids)
 
     def moved() -> list[str]:
-        return [rel for rel in tree.changed_since(root, began, before)
+        return [rel for rel in tree.changed_since(root, began, there)
                 if LEFT_OUT.isdisjoint(rel.split("/")) and LINKED.isdisjoint(rel.split("/"))
                 and (rel in there or protect.is_code(rel))]
 

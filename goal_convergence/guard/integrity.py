@@ -20,11 +20,12 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr
 
-from ..checks import conditions
+from ..checks import census, conditions
 from ..errors import GoalConvergenceError
 from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
+from ..system.files import write_many
 from ..system import files as documents
 from ..system import seal
 from ..vcs import tree
@@ -70,9 +71,11 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     """Keep the check-defining files of ``root`` as they are now (content under the home)."""
     files = tree.list_files(root)
     protect.check_patterns(root, files, patterns)
-    defining = protect.check_defining(root, files, conds, patterns)
-    seen, own = files + _ignored_files(root), syspath.own_modules(files)
-    sensitive = protect.sensitive(seen, patterns, syspath.view(root, seen, own))
+    ignored, own = _ignored_files(root), syspath.own_modules(files)
+    near = protect.narrow(files + ignored, patterns, own)  # one quick pass; only these are classified
+    outside = set(ignored)
+    defining = protect.check_defining(root, [f for f in near if f not in outside], conds, patterns, own)
+    sensitive = protect.sensitive(near, patterns, syspath.view(root, near, own, outside.union(files)))
     notes = []
     if len(defining) > MAX_FILES:
         notes.append(f"{len(defining) - MAX_FILES} check-defining files past the first {MAX_FILES} are not "
@@ -80,6 +83,7 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
         defining = defining[:MAX_FILES]
     blobs = _folder(home) / "blobs"
     manifest, kept_bytes, unkept = Manifest(sensitive=sensitive, own=own), 0, []
+    new_blobs: dict[Path, bytes] = {}
     for rel in defining:
         path = root / rel
         if path.is_symlink() or not path.is_file():
@@ -97,9 +101,10 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
         # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
         digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
         if not (blobs / digest).exists():
-            write_atomic(blobs / digest, data)
+            new_blobs[blobs / digest] = data
         manifest.kept.append(rel)
         kept_bytes += len(data)
+    write_many(list(new_blobs.items()))  # synced together: a thousand test files are not a thousand commits
     manifest.start_tree, manifest.sources = tripwire.start(root, blobs, manifest.files)
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "
@@ -157,7 +162,10 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
             kind="pristine-unavailable", subject="baseline",
             detail="the goal's baseline is missing from the home folder, so its checks cannot be verified; "
                    "abandon the goal and start it again")])
-    files = tree.list_files(root) + _ignored_files(root)
+    listed, ignored = tree.list_files(root), _ignored_files(root)
+    own = manifest.own if manifest.own is not None else syspath.own_modules(listed)
+    present = set(listed).union(ignored)
+    files = protect.narrow(listed + ignored, goal.protect, own)  # the few the classification can pick
     changed, deleted = [], []
     for rel, digest in manifest.files.items():
         now = tree.file_hash(root, rel)
@@ -166,8 +174,9 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
         elif now != digest:
             changed.append(rel)
     known = set(manifest.sensitive) | set(manifest.files)
-    where = syspath.view(root, files, manifest.own)
-    added = [f for f in protect.sensitive(files, goal.protect, where) if f not in known]
+    where = syspath.view(root, files, own, present)
+    scan = files if changed or deleted else _new_since_start(root, manifest, files, set(ignored), present, where)
+    added = [f for f in protect.sensitive(scan, goal.protect, where) if f not in known]
     issues = []
     if manifest._tampered:
         issues.append(IntegrityIssue(kind="goal-tampered", subject="baseline manifest",
@@ -219,7 +228,6 @@ def _ignored_files(root: Path) -> list[str]:
     (scratch.LINKED) are the environment's, and bytecode in __pycache__ is never read (checks/pycache.py)."""
     def loads(rel: str) -> bool:
         return LEFT_OUT.isdisjoint(rel.split("/")) or protect.runner_loaded(rel)
-
     found: list[str] = []
     for entry in tree.ignored_entries(root) or []:
         path = root / entry
@@ -233,6 +241,19 @@ def _ignored_files(root: Path) -> list[str]:
             base = os.path.relpath(folder, root).replace(os.sep, "/")
             found += (rel for rel in (f"{base}/{name}" for name in names) if loads(rel))
     return found[:MAX_FILES]
+
+
+def _new_since_start(root: Path, manifest: Manifest, files: list[str], ignored: set[str], present: set[str],
+                     where: syspath.View) -> list[str]:
+    """Of ``files``, those the protect scan must look at: the ones the start tree lacks, the ignored ones (never
+    in a tree), any in a folder newly on the test run's path. The rest were classified as the goal began."""
+    new = tree.added_since(root, manifest.start_tree)
+    if new is None:
+        return files
+    fresh = new | ignored
+    before = syspath.view(root, [f for f in files if f not in fresh], where.own, present - new)
+    folders = tuple(where.folders - before.folders)  # a module in one, or a package just under it
+    return [f for f in files if f in fresh or (folders and f.startswith(folders))]
 
 
 def _listed(paths: list[str]) -> list[str]:
@@ -272,17 +293,18 @@ def compare(index: int, command: str, start: Census, start_ids: dict[str, str], 
     """What a run's census lost against the start: tests gone, skipped, xfailed, deselected, or fewer run."""
     def issue(kind: str, subject: str, detail: str) -> IntegrityIssue:
         return IntegrityIssue(kind=kind, subject=subject, detail=detail + where, condition=index)  # type: ignore[arg-type]
-
     if now is None or (start.ids and not now.ids):
         return [issue("census-lost", command,
                       f"`{command}` reported its tests at the start ({_count(start)}) and no longer does: "
                       f"is the test runner itself replaced or bypassed?")]
     found: list[IntegrityIssue] = []
     if start.ids and now.ids:  # by name: a new test that is skipped or deselected is no loss
+        past = census.beyond(now)  # a run that named more ids than are kept by name: the start's remembered
         for test, before in start_ids.items():
-            if before not in RAN:
-                continue
-            after = now.outcomes.get(test)
+            if before not in RAN or (test not in now.outcomes and past is not None and not past.knows(test)):
+                continue  # cannot say: the counts below do
+            after = now.outcomes.get(test) or ({True: "passed", False: "skipped"}.get(past.found.get(test))
+                                               if past is not None else None)
             if after is None:
                 found.append(issue("test-gone", test, f"{test} ran at the start and is gone now (deleted, renamed "
                                                       f"or deselected)"))
@@ -291,7 +313,9 @@ def compare(index: int, command: str, start: Census, start_ids: dict[str, str], 
             elif after in ("xfailed", "xpassed") and before != "xpassed":
                 found.append(issue("test-xfailed", test, f"{test} ran at the start and is marked as an expected "
                                                         f"failure now"))
-        return found
+        if past is None and len(start_ids) >= start.ids:
+            return found
+        # Past the ids kept by name (of the start, or of this run): the counts say the rest.
     for kind, field, what in (("test-deselected", "deselected", "deselected"), ("test-skipped", "skipped", "skipped"),
                               ("test-xfailed", "xfailed", "marked as expected failures")):
         before, after = getattr(start, field) or 0, getattr(now, field)
@@ -359,7 +383,8 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
         # the copy keeps them).
         target = Path(tempfile.gettempdir()) / f"goal-pristine-target-{goal.goal_id}"
         env = {**environment.pristine_env(os.environ, changes), "CARGO_TARGET_DIR": str(target)}
-        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env, bytecode_of=root)
+        found = conditions.run_conditions(conds, copy, only=list(indexes), env=env, bytecode_of=root,
+                                          expected=lambda i: (manifest.outcomes[i:i + 1] or [None])[0] or ())
     for ev in found:
         ev.command = goal.stopping_conditions[ev.index].command
     return found, restored, unrestorable
@@ -369,7 +394,6 @@ def _what_was_reset(restored: list[str], added: set[str]) -> str:
     """``with the original tests/a.py and without conftest.py``: what the pristine copy put back."""
     def some(paths: list[str]) -> str:
         return ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
-
     parts = ([f"with the original {some(sorted(restored))}"] if restored else []) + (
         [f"without {some(sorted(added))}"] if added else [])
     return " and ".join(parts) or "as the goal began"

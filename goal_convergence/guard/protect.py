@@ -149,11 +149,38 @@ def shadows(rel: str, where: syspath.View | None = None) -> bool:
     return (where or syspath.View()).shadows(rel)
 
 
+_NAMED = re.compile("|".join(f"(?:{r.pattern})" for r in (_CONFIG, _HOOKS, _TESTS)))
+_TEST_FOLDER = re.compile("(?:^|/)(?:" + "|".join(map(re.escape, sorted(TEST_DIRS))) + ")/")
+
+
+def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str]) -> list[str]:
+    """The files ``check_defining`` and ``sensitive`` may pick, found by one quick look at each path (a
+    superset, in order): a config, hook or test name, a test folder, package metadata, a --protect match,
+    or a Python module named like one it could shadow (``own``: the project's own modules). On a large
+    tree only these few are classified in full."""
+    modules = syspath.shadowed_names() | {o.rstrip("/").rsplit("/", 1)[-1] for o in own}
+    regexes = [pattern_regex(p) for p in patterns]
+    found = []
+    for rel in files:
+        cut = rel.rfind("/")
+        name = rel[cut + 1:]
+        if name.endswith(".py"):
+            stem = name[:-3] if name != "__init__.py" else rel[rel.rfind("/", 0, cut) + 1:cut]
+            if stem in modules:
+                found.append(rel)
+                continue
+        if (_NAMED.fullmatch(name) or _TEST_FOLDER.search(rel) or rel.startswith(".cargo/config")
+                or ("-info/" in rel and _METADATA.search(rel)) or any(r.fullmatch(rel) for r in regexes)):
+            found.append(rel)
+    return found
+
+
 def check_defining(root: Path, files: list[str], conditions: Iterable[StoppingCondition],
-                   patterns: list[str]) -> list[str]:
+                   patterns: list[str], own: Iterable[str] | None = None) -> list[str]:
     """The files that define the checks, most telling first: files the condition commands name, the
-    --protect matches, runner configs, Python hooks and shadow modules at the import roots, then the tests."""
-    roots = syspath.View(own=frozenset(syspath.own_modules(files)))
+    --protect matches, runner configs, Python hooks and shadow modules at the import roots, then the tests.
+    ``own``: the project's own modules, when ``files`` is not the whole project (``narrow``)."""
+    roots = syspath.View(own=frozenset(syspath.own_modules(files) if own is None else own))
     ranked: dict[str, None] = {}
     for cond in conditions:
         named = named_files(root, cond.command)

@@ -65,6 +65,8 @@ def own_modules(files: Iterable[str]) -> list[str]:
     "src/pkg/"): the package under test, and the form it has."""
     found = set()
     for rel in files:
+        if rel.count("/") > 2 or (rel.count("/") == 2 and not rel.startswith("src/")):
+            continue  # below the import roots (the root, src/): a package's __init__.py is one folder down
         spot = module(rel)
         if spot is None or spot[0] not in IMPORT_ROOTS or spot[1] in _NOT_OWN or _COLLECTED.fullmatch(rel):
             continue
@@ -121,9 +123,11 @@ class View:
         return name in shadowed_names() or any(o.rstrip("/").rsplit("/", 1)[-1] == name for o in self.own)
 
 
-def view(root: Path | None, files: list[str], own: Iterable[str] | None = None) -> View:
-    """The view of ``files`` (the project's, ignored ones included); ``own`` as the goal began, else from them."""
-    present = set(files)
+def view(root: Path | None, files: list[str], own: Iterable[str] | None = None,
+         present: set[str] | None = None) -> View:
+    """The view of ``files`` (the project's, ignored ones included); ``own`` as the goal began, else from them.
+    ``present``: every file there is, when ``files`` holds only some (every test file among them)."""
+    present = set(files) if present is None else present
     folders = set(IMPORT_ROOTS)
     for rel in files:
         if not _COLLECTED.fullmatch(rel.rsplit("/", 1)[-1]):

@@ -43,7 +43,7 @@ def start(root: Path, blobs: Path, defining: dict[str, str | None]) -> tuple[str
     try:
         repo = git.open_repo(root)
         if repo is not None:
-            return checkpoint.snapshot_tree(repo), {}
+            return checkpoint.tree_of(repo, root), {}
     except (GoalConvergenceError, OSError):
         return "", {}  # a tree too large or unreadable to snapshot: the tripwires fall back to the base commit
     sources, kept = {}, 0
@@ -110,7 +110,7 @@ def _git_changes(root: Path, goal_id: str, number: int, start_tree: str,
         if repo is None:
             return None
         ref = repo.run(repo.top, "rev-parse", "--verify", "--quiet", checkpoint.ref_for(goal_id, number) + "^{tree}")
-        now = ref.out.decode().strip() if ref.ok else checkpoint.snapshot_tree(repo)
+        now = ref.out.decode().strip() if ref.ok else checkpoint.tree_of(repo, root)
     except (GoalConvergenceError, OSError):
         return None
     before = start_tree if start_tree and repo.run(repo.top, "cat-file", "-e", start_tree).ok else base

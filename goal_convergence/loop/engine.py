@@ -24,7 +24,7 @@ from ..rules.decide import Evidence, decide
 from ..storage import cost
 from ..storage.store import Store
 from ..system import clock, mask
-from ..vcs import checkpoint, tree
+from ..vcs import checkpoint, snapshot, tree
 
 MAX_RECHECKS = 2
 # How one of several attempts can end on its own (attempts.py): the others may still get there. A spent budget,
@@ -225,11 +225,10 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
                   on_progress: Callable[[list[tuple[int, str, float, bool | None]]], None] | None = None,
                   edges: Edges | None = None, settle: MakerWork | None = None,
                   workdir: Path | None = None, attempt: Attempt | None = None) -> Outcome:
-    """Run one whole iteration for an active goal and persist it. ``maker`` is charged first.
-    ``settle`` is what the maker did that no later iteration will charge when the loop ends here (a
-    Stop's held-back message, claude_code/hooks.py): charged, and the clock stopped, with the record.
-    ``workdir`` is where the work is when it is not the goal's project: a worktree of it (worktree.py);
-    ``attempt``, which of several parallel attempts did it (its own history is what the iteration is judged on)."""
+    """Run one whole iteration for an active goal and persist it. ``maker`` is charged first. ``settle`` is what
+    the maker did that no later iteration will charge when the loop ends here (a Stop's held-back message,
+    claude_code/hooks.py): charged, and the clock stopped, with the record. ``workdir``: the work when it is not in
+    the goal's project, a worktree of it; ``attempt``: which of several parallel attempts did it (judged on its own)."""
     edges = edges or Edges()
     clock = edges.now
     goal = record_maker(store, goal_id, maker, now=clock()) if maker else store.load(Goal, goal_id)
@@ -248,39 +247,42 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     root = Path(goal.project_root)
     notes: list[str] = []
     oracle_cost = Cost()  # every oracle call of the iteration, re-checks included
-    for _ in range(MAX_RECHECKS + 1):
-        moved_since = edges.watch(root)  # the tree as delivered: did it move while the checks ran?
-        found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress)
-        tree_fp = edges.fingerprint(root)
-        green = all(e.passed for e in found)
-        moved = moved_since() if green else []
-        taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts on them
-        off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off and taken.off != goal.checkpoints_off else []
-        flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
-        regressions = progress.regressions(goal, found, taken.checkpoint.changed if taken.checkpoint else [],
-                                           pending.number, began_with=_began_with(store.root, goal.goal_id))
-        guard = (delivered.refusal(moved, found) if moved
-                 else edges.inspect(store.root, goal, found, pending.number, green=green))
-        preview = copy_to_charge(goal)
-        _charge(preview, pending.number, oracle_cost, clock())
-        judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
-        _charge(preview, pending.number, judged.cost, clock())
-        oracle_cost = oracle_cost + judged.cost
-        # decide sees the plan with this verdict's changes: a judge that completes the last task may converge
-        judged.notes += plan.apply_verdict(preview, judged.verdict, pending.number)
-        evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
-                            tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
-                            maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
-                            judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
-                            regressions=regressions,
-                            notes=notes + off_notes + flip_notes + judged.notes)
-        decision = tampering.overrule(decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap), guard)
-        if decision.action != "recheck":
-            break
-        notes = decision.notes
-    else:
-        decision = Decision(action="continue", hint=decision.hint or "The files kept changing while the checks "
-                            "ran; let them settle and stop again.", notes=decision.notes)
+    with snapshot.session(root, snapshot.state_path(store.root, goal.goal_id, root)):  # its index of the tree
+        for _ in range(MAX_RECHECKS + 1):
+            moved_since = edges.watch(root)  # the tree as delivered: did it move while the checks ran?
+            found = edges.run_conditions(goal.stopping_conditions, root, on_progress=on_progress,
+                                         expected=_began_with(store.root, goal.goal_id))
+            with snapshot.pinned(root):
+                tree_fp = edges.fingerprint(root)
+                green = all(e.passed for e in found)
+                moved = moved_since() if green else []
+                taken = edges.checkpoint(goal, pending.number)  # the tree the checks saw, before anything acts
+                off_notes = [checkpoint.OFF_NOTE + taken.off] if taken.off not in (None, goal.checkpoints_off) else []
+                flip_notes = _confirm_flips(goal, found, tree_fp, root, edges)
+                regressions = progress.regressions(goal, found, taken.checkpoint.changed if taken.checkpoint else [],
+                                                   pending.number, began_with=_began_with(store.root, goal.goal_id))
+                guard = (delivered.refusal(moved, found) if moved
+                         else edges.inspect(store.root, goal, found, pending.number, green=green))
+            preview = copy_to_charge(goal)
+            _charge(preview, pending.number, oracle_cost, clock())
+            judged = _judge(goal, found, pending.maker_summary, root, preview, guard, edges)
+            _charge(preview, pending.number, judged.cost, clock())
+            oracle_cost = oracle_cost + judged.cost
+            # decide sees the plan with this verdict's changes: a judge that completes the last task may converge
+            judged.notes += plan.apply_verdict(preview, judged.verdict, pending.number)
+            evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
+                                tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
+                                maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
+                                judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
+                                regressions=regressions,
+                                notes=notes + off_notes + flip_notes + judged.notes)
+            decision = tampering.overrule(decide(preview, evidence, judged.verdict, stuck_cap=stuck_cap), guard)
+            if decision.action != "recheck":
+                break
+            notes = decision.notes
+        else:
+            decision = Decision(action="continue", hint=decision.hint or "The files kept changing while the checks "
+                                "ran; let them settle and stop again.", notes=decision.notes)
     record = Iteration(
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
@@ -296,8 +298,7 @@ def _began_with(home: Path, goal_id: str) -> Callable[[int], set[str]]:
     """The test ids each condition's census began with (the guard's manifest), for telling a regression."""
     def read(index: int) -> set[str]:
         manifest = integrity.load(home, goal_id)
-        ids = manifest.outcomes[index] if manifest and index < len(manifest.outcomes) else None
-        return set(ids or ())
+        return set((manifest.outcomes[index] if manifest and index < len(manifest.outcomes) else None) or ())
 
     return read
 
@@ -363,6 +364,8 @@ def announce_end(store: Store, goal: Goal, edges: Edges | None = None) -> None:
     now = edges.now()
     if goal.state == "escalated" and goal.escalation and goal.escalation.triage_id:
         edges.file_escalation(store, goal, now)
+    elif goal.state in ("converged", "failed"):  # no iteration will read its tree again
+        snapshot.forget(store.root, goal.goal_id)
     edges.announce(store, goal, now)
 
 

@@ -28,7 +28,7 @@ from ..errors import EXIT_UNAVAILABLE, GoalConvergenceError
 from ..models import Checkpoint, Goal, Iteration
 from ..storage import config
 from ..system.log import log_error
-from . import git
+from . import git, snapshot
 
 REF_ROOT = "refs/goal-convergence"
 OFF_NOTE = "checkpoints are off: "  # begins the iteration note that says so, when the reason is new
@@ -133,6 +133,17 @@ def snapshot_tree(repo: git.Repo) -> str:
         return run(repo, "write-tree", env=env).decode().strip()
 
 
+def tree_of(repo: git.Repo, root: Path) -> str:
+    """The tree object of the work tree as it is, from the snapshot of ``root`` (snapshot.py: what changed
+    since the last one is hashed, nothing else) when it is of this repository, else ``snapshot_tree``."""
+    snap = snapshot.take(root)
+    if not isinstance(snap, snapshot.GitSnapshot) or snap.repo.top != repo.top:
+        return snapshot_tree(repo)
+    if snap.tree is None:
+        raise CheckpointsOff(snap.off or "the snapshot holds no tree")
+    return snap.tree
+
+
 def commit_tree(repo: git.Repo, tree: str, parent: str | None, message: str) -> str:
     """A commit of ``tree``; without a parent when there is none, or it is gone (collected after a rebase)."""
     if parent:
@@ -156,7 +167,7 @@ def save(repo: git.Repo, goal: Goal, label: str | int, message: str) -> Checkpoi
         raise CheckpointsOff(f"{pusher}, and checkpoints must stay on this machine; remove that setting to have "
                              "them")
     parent = previous_commit(goal)
-    commit = commit_tree(repo, snapshot_tree(repo), parent, message)
+    commit = commit_tree(repo, tree_of(repo, Path(goal.project_root)), parent, message)
     run(repo, "update-ref", ref, commit)
     changed = changed_files(repo, parent, commit) if parent else []
     return Checkpoint(commit=commit, ref=ref, changed=changed[:CHANGED_KEPT], changed_count=len(changed))

@@ -31,7 +31,7 @@ class Checks:
         self.asked: list[list[int] | None] = []
         self.during: Callable[[], None] | None = None
 
-    def run_conditions(self, conds, root, *, only=None, on_progress=None) -> list[ConditionEvidence]:
+    def run_conditions(self, conds, root, *, only=None, on_progress=None, expected=None) -> list[ConditionEvidence]:
         self.asked.append(only)
         if self.during:
             during, self.during = self.during, None

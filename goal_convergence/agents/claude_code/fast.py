@@ -47,7 +47,7 @@ def answer(event: str, data: bytes) -> dict[str, object] | None:
     home = index.home()
     moved: list[tuple[Path, str]] = []
     summaries: list[dict[str, Any]] = []
-    if (home / "goals").is_dir():
+    if (home / "goals").is_dir() and (summaries := index.fresh(home)) is None:
         # a stale index is brought up to date from the changed files' JSON, broken ones moved aside
         from ...system import reindex
 

@@ -1,0 +1,395 @@
+"""One listing of the project's tree, read by everything an iteration looks at: the fingerprint, the
+delivered-tree watch, the integrity guard's protect scan and the checkpoint.
+
+In git, a snapshot reads the tree through an index of our own (``GIT_INDEX_FILE``; the user's index,
+branch and files are never written). git's stat cache in that index says which files changed since the
+last snapshot (``git diff-files``, stat data only, so a file rewritten with its old content still
+shows), ``git ls-files --others`` lists the new ones, and only those are hashed (``git add``); the
+index then holds a blob id for every file, which is the file's content hash, and ``git write-tree``
+turns it into the checkpoint's tree. Inside ``session`` the index is kept between processes (the
+goal's own file under the home), so an iteration costs what changed since the last one; outside,
+it is a throw-away copy of the user's index, whose stat data spares re-reading files they have not
+changed.
+
+git keeps timestamps to the second: a file rewritten within the second its entry was recorded, with
+its size kept and its mtime set back, would look unchanged. So each snapshot notes the files whose
+ctime (which no user can set back) was that recent, and the next snapshot hashes them again.
+
+Outside git (or in a repository that is not the project's) the folder is walked and each file's
+bytes hashed, cached by (size, mtime, ctime, inode) within the process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from pathlib import Path
+
+from ..storage import config
+from ..system.log import log_error
+from . import git
+
+# Outside git: version control, installed dependencies and caches, never the project's own files.
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+                       ".pytest_cache", ".ruff_cache", ".hypothesis"})
+# Within this many seconds of its ctime a file's git stat data cannot vouch for it (see the docstring).
+RACY_SECONDS = 2
+# More paths than this are hashed by letting git walk the whole tree, not by naming each one.
+_NAMED = 2000
+_RACY_NAME = ".racy"
+# Outside git: the hashes of files by their stat data, bounded (roughly 200 bytes an entry).
+_MAX_CACHE = 500_000
+_cache: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+_lock = threading.Lock()
+_local = threading.local()
+
+
+def hash_file(path: Path) -> str | None:
+    """sha256 of a regular file's bytes, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def content_hash(path: str) -> str | None:
+    """The hash of one file by its bytes (a link by its target, a folder as "dir"); None when absent.
+    Cached by size, mtime, ctime and inode, and only once its ctime is old enough that a second write
+    would move it."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return "link:" + os.readlink(path)
+    if not stat.S_ISREG(st.st_mode):
+        return "dir"  # a submodule or nested repository: its own commits are not this tree
+    key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    with _lock:
+        cached = _cache.get(path)
+    if cached and cached[0] == key:
+        return cached[1]
+    digest = hash_file(Path(path)) or "unreadable"
+    if time.time_ns() - st.st_ctime_ns > RACY_SECONDS * 10**9:
+        with _lock:
+            if len(_cache) >= _MAX_CACHE:
+                _cache.clear()
+            _cache[path] = (key, digest)
+    return digest
+
+
+def state_path(home: Path, goal_id: str, root: Path) -> Path:
+    """Where a goal keeps its index for the work tree at ``root`` (an attempt's worktree has its own)."""
+    tag = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return Path(home) / "indexes" / f"{goal_id}-{tag}"
+
+
+def forget(home: Path, goal_id: str) -> None:
+    """Remove a goal's indexes (it has ended)."""
+    for path in (Path(home) / "indexes").glob(f"{goal_id}-*"):
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def session(root: Path, state: Path) -> Iterator[None]:
+    """Snapshots of ``root`` taken in this thread inside keep their index in ``state`` between processes."""
+    key = Path(root).resolve()
+    states = _local.__dict__.setdefault("states", {})
+    states[key] = Path(state)
+    try:
+        yield
+    finally:
+        states.pop(key, None)
+
+
+@contextmanager
+def pinned(root: Path) -> Iterator[None]:
+    """Inside, ``take(root)`` in this thread gives the one snapshot first taken there: an iteration's checks
+    are read from one listing of the tree."""
+    key = Path(root).resolve()
+    pins = _local.__dict__.setdefault("pins", {})
+    pins[key] = None
+    try:
+        yield
+    finally:
+        pins.pop(key, None)
+
+
+def take(root: Path) -> Snapshot:
+    """The tree at ``root`` now (the pinned one inside ``pinned``)."""
+    key = Path(root).resolve()
+    pins = _local.__dict__.get("pins", {})
+    if key in pins and pins[key] is not None:
+        return pins[key]
+    snap = _take(key, _local.__dict__.get("states", {}).get(key))
+    if key in pins:
+        pins[key] = snap
+    return snap
+
+
+def _take(root: Path, state: Path | None) -> Snapshot:
+    try:
+        repo = git.open_repo(root)
+    except git.UnsafeRepository as exc:
+        log_error("tree", str(exc))
+        repo = None
+    for _ in range(2 if state is not None else 1):
+        if repo is None:
+            break
+        try:
+            return GitSnapshot(root, repo, state)
+        except _GitFailed as exc:
+            log_error("tree", f"git could not list {root} ({exc})")
+            if state is not None:
+                state.unlink(missing_ok=True)  # a damaged index of ours: begin again from the user's
+    return Snapshot(root)
+
+
+class _GitFailed(Exception):
+    pass
+
+
+class Snapshot:
+    """A folder outside git: every file but those in ``SKIP_DIRS``, hashed by its bytes."""
+
+    tree: str | None = None
+    off = "not in a git repository"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @cached_property
+    def files(self) -> list[str]:
+        """The project's files, relative and sorted: in git, tracked and untracked ones git does not ignore."""
+        found = []
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            rel = os.path.relpath(folder, self.root)
+            found.extend(n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names)
+        return sorted(found)
+
+    @cached_property
+    def changed(self) -> set[str] | None:
+        """The files whose stat data moved since the snapshot before (new ones included); None: unknown."""
+        return None
+
+    @cached_property
+    def ignored(self) -> list[str] | None:
+        """What git ignores, a folder given once for all it holds; None outside git."""
+        return None
+
+    def added_since(self, tree: str) -> set[str] | None:
+        """The files not in ``tree``, a git tree; None: unknown (outside git)."""
+        return None
+
+    @cached_property
+    def ids(self) -> dict[str, str]:
+        """Each file's content id: its hash as the fingerprint sees it."""
+        ids = {}
+        for rel in self.files:
+            digest = content_hash(os.path.join(self.root, rel))
+            if digest is not None:
+                ids[rel] = digest
+        return ids
+
+
+class GitSnapshot(Snapshot):
+    """The tree of a git work tree, read through an index of our own (see the module docstring)."""
+
+    def __init__(self, root: Path, repo: git.Repo, state: Path | None) -> None:
+        super().__init__(root)
+        self.repo, self.off = repo, None
+        prefix = os.path.relpath(root, repo.top).replace(os.sep, "/")
+        self._prefix = "" if prefix == "." else prefix + "/"
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        if state is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="goal-index-")
+            state = Path(self._scratch.name) / "index"
+        self._index = state
+        self._racy = state.with_name(state.name + _RACY_NAME)
+        seeded = None if state.is_file() else self._seed()
+        self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
+        changed = self._git("diff-files", "-z", "--name-only", "--no-renames")
+        others = self._git("ls-files", "-z", "--others", "--exclude-standard")
+        self._dirty = {os.fsdecode(p) for p in changed.split(b"\0") if p}
+        self._new = {os.fsdecode(p) for p in others.split(b"\0") if p}
+        self._recheck = self._read_racy()
+        if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
+            # The user's index was written moments ago: the files changed within its second are not vouched for.
+            listed = (os.fsdecode(p) for p in self._git("ls-files", "-z").split(b"\0") if p)
+            top = str(self.repo.top)
+            self._recheck |= {p for p in listed if _recent(os.path.join(top, p), seeded - 1)}
+        self._dirty |= self._recheck
+        self._hashed = False
+
+    def __del__(self) -> None:
+        if self._scratch is not None:
+            self._scratch.cleanup()
+
+    def _git(self, *args: str, input: bytes | None = None) -> bytes:
+        done = self.repo.run(self.repo.top, *args, env=self.env, input=input)
+        if not done.ok:
+            raise _GitFailed(f"`git {args[0]}`: {(done.err.strip().splitlines() or ['no message'])[-1]}")
+        return done.out
+
+    def _seed(self) -> float | None:
+        """Start from a copy of the user's index: its stat data spares hashing the files they have not changed.
+        The time it was written, when there is one."""
+        self._index.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        done = self.repo.run(self.repo.top, "rev-parse", "--git-path", "index")
+        theirs = Path(os.fsdecode(done.out.strip())) if done.ok else None
+        theirs = theirs if theirs is None or theirs.is_absolute() else self.repo.top / theirs
+        self._racy.unlink(missing_ok=True)
+        if theirs is not None and theirs.is_file():
+            # with its time: git trusts the stat data of files older than the index, so a copy stamped now
+            # would hide a same-size edit made in the second before (git's "racy clean" problem)
+            shutil.copy2(theirs, self._index)
+            return self._index.stat().st_mtime
+        return None
+
+    def _read_racy(self) -> set[str]:
+        try:
+            return {os.fsdecode(p) for p in self._racy.read_bytes().split(b"\0") if p}
+        except OSError:
+            return set()
+
+    def _mine(self, top_rel: str) -> str | None:
+        """A path relative to the repository's top, relative to the root; None outside the root."""
+        if not top_rel.startswith(self._prefix):
+            return None
+        return top_rel[len(self._prefix):].rstrip("/")
+
+    @cached_property
+    def files(self) -> list[str]:
+        if self._hashed:
+            return sorted(self.ids)
+        entries = self._entries()
+        new = {rel for p in self._new if (rel := self._mine(p))}
+        gone = {rel for p in self._dirty if (rel := self._mine(p)) and not os.path.lexists(self.root / rel)}
+        return sorted((set(entries) | new) - gone)
+
+    @cached_property
+    def changed(self) -> set[str] | None:
+        return {rel for p in self._dirty | self._new if (rel := self._mine(p))}
+
+    @cached_property
+    def ignored(self) -> list[str] | None:
+        done = self.repo.run(self.root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        if not done.ok:
+            return None
+        return sorted(os.fsdecode(p).rstrip("/") for p in done.out.split(b"\0") if p)
+
+    def _entries(self) -> dict[str, str]:
+        """The index's files under the root: path -> content id (its blob id; a link's marked, a submodule "dir")."""
+        text = self._git("ls-files", "-z", "-s").decode("utf-8", "surrogateescape")  # os.fsdecode, at once
+        prefix, cut, found = self._prefix, len(self._prefix), {}
+        for record in text.split("\0"):
+            tab = record.find("\t")  # "MODE OID STAGE\tPATH"
+            if tab < 0 or (cut and not record.startswith(prefix, tab + 1)):
+                continue
+            mode, oid = record[:6], record[7:record.index(" ", 7)]
+            found[record[tab + 1 + cut:]] = (oid if mode[:4] == "1006" or mode == "100755" else
+                                             "dir" if mode == "160000" else "link:" + oid)
+        return found
+
+    def added_since(self, tree: str) -> set[str] | None:
+        """The files under the root that are not in ``tree`` (a git tree of the whole work tree); None when
+        git cannot say."""
+        self.ids  # noqa: B018 - the index brought up to the tree
+        done = self.repo.run(self.root, "diff-index", "-z", "--cached", "--name-only", "--no-renames",
+                             "--diff-filter=A", "--relative", tree, "--", env=self.env)
+        return {os.fsdecode(p) for p in done.out.split(b"\0") if p} if done.ok and not self.off else None
+
+    def _hash(self) -> None:
+        """Bring the index up to the work tree: the changed and new files hashed and stored as blobs."""
+        if self._hashed:
+            return
+        self._hashed = True
+        paths = sorted(p for p in self._dirty | self._new if not p.endswith("/"))
+        size = sum(_size(self.repo.top / p) for p in paths)
+        limit = config.env_settings().checkpoint_max_mb
+        if size > limit << 20:
+            self.off = (f"the untracked and changed files ({size / (1 << 20):.0f} MB) are above the {limit} MB a "
+                        "checkpoint may store; ignore the bulky ones in .gitignore or raise "
+                        "GOAL_CONVERGENCE_CHECKPOINT_MAX_MB")
+            return
+        try:
+            if paths and (len(paths) > _NAMED or not self._add("-A", paths)):
+                self._git("add", "-A", "--", ".")
+            # A file rewritten within the second git recorded it keeps its stat data: hash those again by content.
+            again = [p for p in sorted(self._recheck) if os.path.lexists(self.repo.top / p)]
+            if len(again) > _NAMED:  # a whole checkout written moments ago: every file, not each named
+                self._git("add", "--renormalize", "--", ".")
+            elif again and not self._add("--renormalize", again):
+                raise _GitFailed("`git add --renormalize` failed")
+        except _GitFailed as exc:
+            self._index.unlink(missing_ok=True)  # begun again from the user's index next time
+            _stale(self._index.with_name(self._index.name + ".lock"))
+            self.off = f"the snapshot could not be written: {exc}"
+            return
+        racy = [p for p in paths if _recent(os.path.join(self.repo.top, p), time.time() - RACY_SECONDS)]
+        if racy or self._racy.exists():
+            self._racy.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in racy))
+
+    def _add(self, how: str, paths: list[str]) -> bool:
+        """``git add HOW`` of named paths; False when git refuses one (a path beyond a symlink, say)."""
+        data = b"".join(os.fsencode(p) + b"\0" for p in paths)
+        return self.repo.run(self.repo.top, "add", how, "--pathspec-from-file=-", "--pathspec-file-nul",
+                             env=self.env, input=data).ok
+
+    @cached_property
+    def ids(self) -> dict[str, str]:
+        self._hash()
+        entries = self._entries()
+        for p in self._new:
+            rel = self._mine(p)
+            if rel is not None and (p.endswith("/") or self.off):
+                entries[rel] = content_hash(str(self.root / rel)) or "dir"
+        if self.off:  # over the size limit: the changed files by their bytes, not stored
+            for p in self._dirty:
+                rel = self._mine(p)
+                if rel is not None:
+                    digest = content_hash(str(self.root / rel))
+                    entries.pop(rel, None) if digest is None else entries.__setitem__(rel, digest)
+        return entries
+
+    @cached_property
+    def tree(self) -> str | None:  # type: ignore[override]
+        """The tree object of the whole work tree (tracked and untracked files, ignored ones left out);
+        None when it cannot be stored (``off`` says why)."""
+        self.ids  # noqa: B018 - hashes what changed
+        return None if self.off else self._git("write-tree").decode().strip()
+
+
+def _size(path: Path) -> int:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0  # deleted: nothing to store
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+def _recent(path: str, since: float) -> bool:
+    """Whether the file's inode changed at or after ``since`` (seconds)."""
+    try:
+        return os.lstat(path).st_ctime >= since
+    except OSError:
+        return False
+
+
+def _stale(lock: Path) -> None:
+    """Remove a lock a killed git left on one of our indexes (a live git holds its lock for moments)."""
+    try:
+        if time.time() - lock.stat().st_mtime > 60:
+            lock.unlink()
+    except OSError:
+        pass

@@ -1,0 +1,95 @@
+"""The snapshot's index of the tree is kept between snapshots and trusted only where git's stat data can vouch."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from goal_convergence.vcs import snapshot, tree
+from tests.conftest import git
+
+OLD = 1_000_000_000 * 10**9  # 2001: an mtime a maker sets back to
+
+
+def _rewrite_keeping_stat(path, text: str) -> None:
+    """The same size, the mtime set back to what it was: only the ctime (kept to the second by git) moved."""
+    st = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _start_of_a_second() -> None:
+    while time.time() % 1 > 0.2:
+        time.sleep(0.01)
+
+
+def test_the_index_is_kept_and_only_what_changed_is_listed_as_changed(git_repo, tmp_path):
+    state = tmp_path / "home" / "indexes" / "goal-x"
+    for i in range(20):
+        (git_repo / f"m{i}.py").write_text(f"x = {i}\n")
+    with snapshot.session(git_repo, state):
+        first = tree.tree_fingerprint(git_repo)
+        assert state.is_file()
+        time.sleep(RACY_WAIT)
+        snapshot.take(git_repo).ids  # noqa: B018 - settles the files written in the last seconds
+        (git_repo / "m3.py").write_text("x = 33\n")
+        snap = snapshot.take(git_repo)
+        assert snap.changed == {"m3.py"}
+        assert tree.tree_fingerprint(git_repo) != first
+    assert tree.tree_fingerprint(git_repo) != first  # a fresh index outside the session agrees
+
+
+RACY_WAIT = snapshot.RACY_SECONDS + 0.5
+
+
+def test_a_rewrite_within_the_second_with_the_mtime_set_back_is_seen(git_repo, tmp_path):
+    path = git_repo / "calc.py"
+    path.write_text("answer = 1\n")
+    os.utime(path, ns=(OLD, OLD))
+    git(git_repo, "add", "calc.py")
+    git(git_repo, "commit", "-q", "-m", "calc")
+    time.sleep(RACY_WAIT)
+    state = tmp_path / "indexes" / "goal-y"
+    with snapshot.session(git_repo, state):
+        _start_of_a_second()
+        path.write_text("answer = 2\n")
+        os.utime(path, ns=(OLD, OLD))
+        before = tree.tree_fingerprint(git_repo)  # records calc.py within the second it was written
+        _rewrite_keeping_stat(path, "answer = 3\n")  # git's stat data, to the second, cannot tell
+        assert tree.tree_fingerprint(git_repo) != before
+        path.write_text("answer = 2\n")
+        os.utime(path, ns=(OLD, OLD))
+        assert tree.tree_fingerprint(git_repo) == before
+
+
+def test_the_watch_sees_a_file_swapped_and_back_within_the_second(git_repo, tmp_path):
+    path = git_repo / "calc.py"
+    path.write_text("answer = 1\n")
+    git(git_repo, "add", "calc.py")
+    git(git_repo, "commit", "-q", "-m", "calc")
+    with snapshot.session(git_repo, tmp_path / "indexes" / "goal-z"):
+        _start_of_a_second()
+        began = time.time_ns()
+        there = set(snapshot.take(git_repo).ids)
+        _rewrite_keeping_stat(path, "answer = 2\n")
+        _rewrite_keeping_stat(path, "answer = 1\n")  # back as it was: the content tells nothing
+        assert tree.changed_since(git_repo, began, there) == ["calc.py"]
+
+
+def test_a_damaged_index_of_ours_is_begun_again(git_repo, tmp_path):
+    state = tmp_path / "indexes" / "goal-w"
+    with snapshot.session(git_repo, state):
+        good = tree.tree_fingerprint(git_repo)
+        state.write_bytes(b"not an index")
+        assert tree.tree_fingerprint(git_repo) == good
+
+
+def test_files_over_the_checkpoint_limit_are_hashed_not_stored(git_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("GOAL_CONVERGENCE_CHECKPOINT_MAX_MB", "1")
+    (git_repo / "big.bin").write_bytes(b"\1" * (2 << 20))
+    snap = snapshot.take(git_repo)
+    assert snap.tree is None and "above the 1 MB" in (snap.off or "")
+    assert "big.bin" in snap.ids
+    before = tree.tree_fingerprint(git_repo)
+    (git_repo / "big.bin").write_bytes(b"\2" * (2 << 20))
+    assert tree.tree_fingerprint(git_repo) != before
