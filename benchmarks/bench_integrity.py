@@ -76,7 +76,7 @@ from goal_convergence.goals import creation, specs  # noqa: E402
 from goal_convergence.guard import environment, integrity, protect, scratch, syspath, tripwire  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
-from goal_convergence.vcs import checkpoint, snapshot, tree  # noqa: E402
+from goal_convergence.vcs import checkpoint, filehash, tree  # noqa: E402
 
 DIFF_FILES = 30
 # An honest change: a function that compares and returns, as real fixes do, with no forgery in it.
@@ -403,7 +403,7 @@ def bench(runs: int, rows: list[Row]) -> int:
     quiet_note = report.pristine_note
 
     def fresh_process_inspect() -> None:
-        snapshot._cache.clear()
+        filehash._cache.clear()
         syspath.shadowed_names.cache_clear()
         integrity.inspect(store.root, goal, found, number, green=True)
 

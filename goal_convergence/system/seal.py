@@ -58,6 +58,14 @@ def _mac(key: bytes, name: str, *parts: str) -> str:
     return digest.hexdigest()
 
 
+def mac_of_bytes(root: Path, name: str, *parts: bytes) -> str:
+    """The home's keyed digest of files we write whole but not as JSON (a goal's index of the tree)."""
+    digest = hmac.new(key(root), name.encode(), hashlib.sha256)
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
 # ---- the key ----------------------------------------------------------------------------------
 
 

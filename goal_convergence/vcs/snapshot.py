@@ -11,6 +11,11 @@ goal's own file under the home), so an iteration costs what changed since the la
 it is a throw-away copy of the user's index, whose stat data spares re-reading files they have not
 changed.
 
+The kept index says which files a snapshot need not read, so a forged one would blind the fingerprint
+and the delivered-tree watch: each write of it is sealed with the home's key (system/seal.py), and one
+whose seal does not match is thrown away and the whole tree hashed again, not seeded from the user's index,
+which the maker can write too.
+
 git keeps timestamps to the second: a file rewritten within the second its entry was recorded, with
 its size kept and its mtime set back, would look unchanged. So each snapshot notes the files whose
 ctime (which no user can set back) was that recent, and the next snapshot hashes them again.
@@ -34,59 +39,19 @@ from functools import cached_property
 from pathlib import Path
 
 from ..storage import config
+from ..system import seal
 from ..system.log import log_error
 from . import git
+from .filehash import RACY_SECONDS, content_hash
 
 # Outside git: version control, installed dependencies and caches, never the project's own files.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".hypothesis"})
-# Within this many seconds of its ctime a file's git stat data cannot vouch for it (see the docstring).
-RACY_SECONDS = 2
 # More paths than this are hashed by letting git walk the whole tree, not by naming each one.
 _NAMED = 2000
 _RACY_NAME = ".racy"
-# Outside git: the hashes of files by their stat data, bounded (roughly 200 bytes an entry).
-_MAX_CACHE = 500_000
-_cache: dict[str, tuple[tuple[int, int, int, int], str]] = {}
-_lock = threading.Lock()
+_MAC_NAME = ".mac"
 _local = threading.local()
-
-
-def hash_file(path: Path) -> str | None:
-    """sha256 of a regular file's bytes, or None when it is missing or unreadable."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError:
-        return None
-
-
-def content_hash(path: str) -> str | None:
-    """The hash of one file by its bytes (a link by its target, a folder as "dir"); None when absent.
-    Cached by size, mtime, ctime and inode, and only once its ctime is old enough that a second write
-    would move it."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        return "link:" + os.readlink(path)
-    if not stat.S_ISREG(st.st_mode):
-        return "dir"  # a submodule or nested repository: its own commits are not this tree
-    key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-    with _lock:
-        cached = _cache.get(path)
-    if cached and cached[0] == key:
-        return cached[1]
-    digest = hash_file(Path(path)) or "unreadable"
-    if time.time_ns() - st.st_ctime_ns > RACY_SECONDS * 10**9:
-        with _lock:
-            if len(_cache) >= _MAX_CACHE:
-                _cache.clear()
-            _cache[path] = (key, digest)
-    return digest
-
-
 def state_path(home: Path, goal_id: str, root: Path) -> Path:
     """Where a goal keeps its index for the work tree at ``root`` (an attempt's worktree has its own)."""
     tag = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
@@ -216,7 +181,13 @@ class GitSnapshot(Snapshot):
             state = Path(self._scratch.name) / "index"
         self._index = state
         self._racy = state.with_name(state.name + _RACY_NAME)
-        seeded = None if state.is_file() else self._seed()
+        self._mac = None if self._scratch else state.with_name(state.name + _MAC_NAME)
+        forged = self._mac is not None and state.is_file() and self._sealed() != self._seal_now()
+        if forged:  # begun again from nothing: every file hashed by its bytes
+            log_error("tree", f"{state} was not as this home wrote it: the whole tree is hashed again")
+            for path in (state, self._racy, self._mac):
+                path.unlink(missing_ok=True)
+        seeded = None if state.is_file() or forged else self._seed()
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
         changed = self._git("diff-files", "-z", "--name-only", "--no-renames")
         others = self._git("ls-files", "-z", "--others", "--exclude-standard")
@@ -255,6 +226,25 @@ class GitSnapshot(Snapshot):
             shutil.copy2(theirs, self._index)
             return self._index.stat().st_mtime
         return None
+
+    def _sealed(self) -> str | None:
+        try:
+            return self._mac.read_text(encoding="ascii").strip() if self._mac else None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def _seal_now(self) -> str:
+        """The seal of the index and its list of racy files as they are now."""
+        try:
+            parts = [self._index.read_bytes(), self._racy.read_bytes() if self._racy.exists() else b""]
+        except OSError:
+            return ""
+        return seal.mac_of_bytes(self._index.parent.parent, f"indexes/{self._index.name}", *parts)
+
+    def _reseal(self) -> None:
+        """Seal the index after git wrote it (an unsealed index is only hashed again: never trusted)."""
+        if self._mac is not None and self._index.is_file():
+            self._mac.write_text(self._seal_now() + "\n", encoding="ascii")
 
     def _read_racy(self) -> set[str]:
         try:
@@ -339,6 +329,7 @@ class GitSnapshot(Snapshot):
         racy = [p for p in paths if _recent(os.path.join(self.repo.top, p), time.time() - RACY_SECONDS)]
         if racy or self._racy.exists():
             self._racy.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in racy))
+        self._reseal()
 
     def _add(self, how: str, paths: list[str]) -> bool:
         """``git add HOW`` of named paths; False when git refuses one (a path beyond a symlink, say)."""
@@ -367,7 +358,11 @@ class GitSnapshot(Snapshot):
         """The tree object of the whole work tree (tracked and untracked files, ignored ones left out);
         None when it cannot be stored (``off`` says why)."""
         self.ids  # noqa: B018 - hashes what changed
-        return None if self.off else self._git("write-tree").decode().strip()
+        if self.off:
+            return None
+        written = self._git("write-tree").decode().strip()
+        self._reseal()  # write-tree keeps its cache of trees in the index
+        return written
 
 
 def _size(path: Path) -> int:

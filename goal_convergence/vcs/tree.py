@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..system.log import log_error
-from . import git, snapshot
+from . import filehash, git, snapshot
 from .snapshot import SKIP_DIRS
 
 __all__ = ["SKIP_DIRS"]
@@ -30,7 +30,7 @@ _DIFF_LIMIT = 2048
 
 def hash_file(path: Path) -> str | None:
     """sha256 of a regular file's bytes, or None when it is missing or unreadable."""
-    return snapshot.hash_file(path)
+    return filehash.hash_file(path)
 
 
 def _repo(root: Path) -> git.Repo | None:
@@ -56,7 +56,7 @@ def list_files(root: Path) -> list[str]:
 
 def file_hash(root: Path, rel: str) -> str | None:
     """The sha256 of one project file's bytes (a link by its target), cached by stat; None if absent."""
-    return snapshot.content_hash(os.path.join(root, rel))
+    return filehash.content_hash(os.path.join(root, rel))
 
 
 def ignored_entries(root: Path) -> list[str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 from goal_convergence.vcs import snapshot, tree
@@ -93,3 +94,21 @@ def test_files_over_the_checkpoint_limit_are_hashed_not_stored(git_repo, tmp_pat
     before = tree.tree_fingerprint(git_repo)
     (git_repo / "big.bin").write_bytes(b"\2" * (2 << 20))
     assert tree.tree_fingerprint(git_repo) != before
+
+
+def test_an_index_forged_behind_the_goals_back_is_thrown_away_and_the_tree_hashed_again(git_repo, tmp_path):
+    """The maker tells the kept index to stop looking at a file (git's assume-unchanged bit), then edits it:
+    without the seal, the fingerprint would keep the file's old content."""
+    state = tmp_path / "home" / "indexes" / "goal-z"
+    path = git_repo / "calc.py"
+    path.write_text("answer = 1\n")
+    with snapshot.session(git_repo, state):
+        tree.tree_fingerprint(git_repo)
+        time.sleep(RACY_WAIT)
+        before = tree.tree_fingerprint(git_repo)  # calc.py settled: no longer hashed again by its ctime
+        subprocess.run(["git", "update-index", "--assume-unchanged", "calc.py"], cwd=git_repo, check=True,
+                       env={**os.environ, "GIT_INDEX_FILE": str(state)})
+        path.write_text("answer = 2\n")
+        assert tree.tree_fingerprint(git_repo) != before
+        path.write_text("answer = 1\n")
+        assert tree.tree_fingerprint(git_repo) == before  # the index written anew is sealed and used again
