@@ -161,7 +161,9 @@ def disk_error(exc: OSError, path: object = None, doing: str = "write") -> OSErr
     reason a person can fix, else ``exc`` itself."""
     if isinstance(exc, DiskError) or exc.errno not in FILESYSTEM_ERRNOS:
         return exc
-    return DiskError(exc.errno, path if path is not None else exc.filename, doing)
+    # A copy or a rename names two files; the second is the one being written (shutil puts the source first).
+    named = exc.filename2 if exc.filename2 is not None else exc.filename
+    return DiskError(exc.errno, path if path is not None else named, doing)
 
 
 # What asking the oracle may raise that makes an iteration's judge error rather than an exception.

@@ -39,7 +39,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..storage import config
-from ..system import seal
+from ..system import files, seal
 from ..system.log import log_error
 from . import git
 from .filehash import RACY_SECONDS, content_hash
@@ -244,7 +244,8 @@ class GitSnapshot(Snapshot):
     def _reseal(self) -> None:
         """Seal the index after git wrote it (an unsealed index is only hashed again: never trusted)."""
         if self._mac is not None and self._index.is_file():
-            self._mac.write_text(self._seal_now() + "\n", encoding="ascii")
+            os.chmod(self._index, 0o600)  # git makes it as the umask says; the home's files are the user's alone
+            files.write_atomic(self._mac, (self._seal_now() + "\n").encode("ascii"))
 
     def _read_racy(self) -> set[str]:
         try:
@@ -328,7 +329,7 @@ class GitSnapshot(Snapshot):
             return
         racy = [p for p in paths if _recent(os.path.join(self.repo.top, p), time.time() - RACY_SECONDS)]
         if racy or self._racy.exists():
-            self._racy.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in racy))
+            files.write_atomic(self._racy, b"".join(os.fsencode(p) + b"\0" for p in racy))
         self._reseal()
 
     def _add(self, how: str, paths: list[str]) -> bool:

@@ -158,7 +158,7 @@ def test_the_plan_splits_the_fleets_budget_and_says_so(tmp_path, github, monkeyp
     assert "- a (up to $4.00)\n- b (up to $1.00)" in summary and "Fleet budget: $5.00 (max-dollars)" in summary
     monkeypatch.setenv("GOAL_INPUT_MAX_DOLLARS", "0.5")
     done = run_goal(tmp_path, "action", "plan")
-    assert done.returncode == 65 and "over the fleet's max-dollars $0.5000" in done.stderr
+    assert done.returncode == 65 and "over the fleet's max-dollars $0.50;" in done.stderr
 
 
 def test_the_fan_in_states_each_goals_budget_and_the_fleets(tmp_path, github, monkeypatch):
