@@ -20,6 +20,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...system import index
@@ -58,20 +60,26 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _slow(event: str, data: bytes) -> dict[str, object]:
-    """Run the slow path with stdout pointed at stderr: Claude Code reads the hook's stdout as its
-    answer, and nothing that a check or a library prints may end up in it."""
+@contextmanager
+def stdout_on_stderr() -> Iterator[None]:
+    """Inside, stdout points at stderr: the agent (Claude Code, Codex, Gemini CLI) reads the hook's stdout
+    as its answer, and nothing that a check or a library prints may end up in it."""
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
     try:
-        from . import hooks  # pydantic and the loop: only when there is work
-
-        return hooks.run(event, data)
+        yield
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def _slow(event: str, data: bytes) -> dict[str, object]:
+    with stdout_on_stderr():
+        from . import hooks  # pydantic and the loop: only when there is work
+
+        return hooks.run(event, data)
 
 
 def _out_of_reach(event: str, data: bytes) -> dict[str, object]:

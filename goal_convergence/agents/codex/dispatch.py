@@ -9,10 +9,10 @@ SessionEnd hook: a session's spend is charged at each Stop, which reads the roll
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from ..claude_code import fast as claude_fast
+from ..claude_code.dispatch import stdout_on_stderr
 from . import fast
 
 
@@ -34,18 +34,10 @@ def main(argv: list[str]) -> int:
 
 
 def _slow(event: str, data: bytes) -> dict[str, object]:
-    """The slow path with stdout pointed at stderr: Codex reads the hook's stdout as its answer."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
+    with stdout_on_stderr():
         from . import hooks  # pydantic and the loop: only when there is work
 
         return hooks.run(event, data)
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _emit(answer: dict[str, object]) -> None:

@@ -9,10 +9,10 @@ awaits SessionEnd's hooks (within their timeout), so that work runs here, not in
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
+from ..claude_code.dispatch import stdout_on_stderr
 from . import fast
 
 
@@ -36,18 +36,10 @@ def main(argv: list[str]) -> int:
 
 
 def _slow(event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The slow path, with stdout pointed at stderr: Gemini CLI reads the hook's stdout as its answer."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
+    with stdout_on_stderr():
         from . import hooks  # pydantic and the loop: only when there is work
 
         return hooks.run(event, payload)
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _emit(answer: dict[str, Any]) -> None:
