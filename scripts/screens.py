@@ -33,7 +33,9 @@ OBJECTIVE = "make all tests pass"
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "GOAL_CONVERGENCE"))}
+    # Without CI and BUILD_NUMBER: pytest then does not cut its summary lines, and the page would differ in CI.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE", "GOAL_CONVERGENCE")) and k not in ("CI", "BUILD_NUMBER")}
     return {**env, "HOME": str(tmp), "GOAL_CONVERGENCE_HOME": str(tmp / "home"), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "COLUMNS": "100", "NO_COLOR": "1"}
 

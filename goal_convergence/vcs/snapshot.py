@@ -39,7 +39,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..storage import config
-from ..system import files, seal
+from ..system import seal
 from ..system.log import log_error
 from . import git
 from .filehash import RACY_SECONDS, content_hash
@@ -245,7 +245,7 @@ class GitSnapshot(Snapshot):
         """Seal the index after git wrote it (an unsealed index is only hashed again: never trusted)."""
         if self._mac is not None and self._index.is_file():
             os.chmod(self._index, 0o600)  # git makes it as the umask says; the home's files are the user's alone
-            files.write_atomic(self._mac, (self._seal_now() + "\n").encode("ascii"))
+            _write_private(self._mac, (self._seal_now() + "\n").encode("ascii"))
 
     def _read_racy(self) -> set[str]:
         try:
@@ -329,7 +329,7 @@ class GitSnapshot(Snapshot):
             return
         racy = [p for p in paths if _recent(os.path.join(self.repo.top, p), time.time() - RACY_SECONDS)]
         if racy or self._racy.exists():
-            files.write_atomic(self._racy, b"".join(os.fsencode(p) + b"\0" for p in racy))
+            _write_private(self._racy, b"".join(os.fsencode(p) + b"\0" for p in racy))
         self._reseal()
 
     def _add(self, how: str, paths: list[str]) -> bool:
@@ -380,6 +380,15 @@ def _recent(path: str, since: float) -> bool:
         return os.lstat(path).st_ctime >= since
     except OSError:
         return False
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """A file of ours written whole, 0600, never through a link; no fsync: a lost one costs one full hash."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
 
 
 def _stale(lock: Path) -> None:
