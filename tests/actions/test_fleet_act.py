@@ -160,10 +160,10 @@ def test_the_job_summary_is_one_table_of_the_goals_with_their_budgets(fleets):
     assert summary.startswith("### goal-convergence: 2 of 3 goals met\n")
     rows = re.findall(r"^\| (✅|❌) \| `(goal-[a-z0-9]{8})` \| (.*?) \| (\w+) \| (\d+) \| (.*?) \|$", summary, re.M)
     assert sorted((r[2], r[0], r[3], r[5]) for r in rows) == [
-        ("make add() add", "✅", "converged", "$0.0000 of $4.00"),
-        ("make mul() multiply", "❌", "ceiling", "$0.0000 of $4.00"),
-        ("make sub() subtract", "✅", "converged", "$0.0000 of $2.00")]
-    assert "Total spent: $0.0000 of the fleet's $10.00 (max-dollars, split over its goals)." in summary
+        ("make add() add", "✅", "converged", "$0.00 of $4.00"),
+        ("make mul() multiply", "❌", "ceiling", "$0.00 of $4.00"),
+        ("make sub() subtract", "✅", "converged", "$0.00 of $2.00")]
+    assert "Total spent: $0.00 of the fleet's $10.00 (max-dollars, split over its goals)." in summary
     [plan] = set(run.summaries("fleet/goals/plan"))
     assert "- make sub() subtract (up to $2.00)" in plan and "Fleet budget: $10.00 (max-dollars)" in plan
 
@@ -190,7 +190,7 @@ def test_the_heartbeat_plans_a_goal_for_each_failing_check_with_its_share_of_the
     assert "- heartbeat: make `python3 test_greet.py` pass again (up to $1.50)" in plan
     summary = fleet_summary(run, "heartbeat")
     assert summary.startswith("### goal-convergence: 1 of 2 goals met\n")
-    assert "Total spent: $0.0000 of the fleet's $3.00" in summary
+    assert "Total spent: $0.00 of the fleet's $3.00" in summary
 
 
 def test_each_converged_goal_opens_a_pull_request_with_its_change(fleets):
