@@ -28,7 +28,10 @@ from ..errors import EXIT_UNAVAILABLE, GoalConvergenceError
 from ..system import process
 
 TIMEOUT = 120.0
-_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
+# The stat checks our own index leans on (snapshot.py) are forced on: a repository's config could say to trust
+# a file whose mtime was set back (core.trustctime, core.checkStat) or not to look at all (core.ignoreStat).
+_SAFE = ("-c", "core.trustctime=true", "-c", "core.checkStat=default", "-c", "core.ignoreStat=false",
+         "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
          "-c", "diff.external=", "-c", "log.showSignature=false", "-c", "core.attributesFile=/dev/null",
          "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false", "-c", "submodule.recurse=false",
          "-c", "core.askPass=", "-c", "credential.helper=", "--no-pager")
