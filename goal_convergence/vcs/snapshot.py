@@ -11,14 +11,12 @@ goal's own file under the home), so an iteration costs what changed since the la
 it is a throw-away copy of the user's index, whose stat data spares re-reading files they have not
 changed.
 
-The kept index says which files a snapshot need not read, so a forged one would blind the fingerprint
-and the delivered-tree watch: each write of it is sealed with the home's key (system/seal.py), and one
-whose seal does not match is thrown away and the whole tree hashed again, not seeded from the user's index,
-which the maker can write too.
-
-git keeps timestamps to the second: a file rewritten within the second its entry was recorded, with
-its size kept and its mtime set back, would look unchanged. So each snapshot notes the files whose
-ctime (which no user can set back) was that recent, and the next snapshot hashes them again.
+The kept index (keptindex.py) is sealed with the home's key; one whose seal does not match is thrown away
+and the whole tree hashed again, not seeded from the user's index, which the maker can write too. Its
+entries are read once a process and then only the paths git hashed again are asked for, so a snapshot
+after the first costs git's stat pass and walk, not a parse of every entry. Files hashed within the
+second of their last change are listed as racy, and the next snapshot compares their bytes with the
+index's blob ids.
 
 Outside git (or in a repository that is not the project's) the folder is walked and each file's
 bytes hashed, cached by (size, mtime, ctime, inode) within the process.
@@ -26,7 +24,6 @@ bytes hashed, cached by (size, mtime, ctime, inode) within the process.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -39,29 +36,19 @@ from functools import cached_property
 from pathlib import Path
 
 from ..storage import config
-from ..system import seal
 from ..system.log import log_error
-from . import git
+from . import git, keptindex
 from .filehash import RACY_SECONDS, content_hash
+from .keptindex import forget, state_path
+
+__all__ = ["forget", "state_path"]
 
 # Outside git: version control, installed dependencies and caches, never the project's own files.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".hypothesis"})
 # More paths than this are hashed by letting git walk the whole tree, not by naming each one.
 _NAMED = 2000
-_RACY_NAME = ".racy"
-_MAC_NAME = ".mac"
 _local = threading.local()
-def state_path(home: Path, goal_id: str, root: Path) -> Path:
-    """Where a goal keeps its index for the work tree at ``root`` (an attempt's worktree has its own)."""
-    tag = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return Path(home) / "indexes" / f"{goal_id}-{tag}"
-
-
-def forget(home: Path, goal_id: str) -> None:
-    """Remove a goal's indexes (it has ended)."""
-    for path in (Path(home) / "indexes").glob(f"{goal_id}-*"):
-        path.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -179,28 +166,24 @@ class GitSnapshot(Snapshot):
         if state is None:
             self._scratch = tempfile.TemporaryDirectory(prefix="goal-index-")
             state = Path(self._scratch.name) / "index"
-        self._index = state
-        self._racy = state.with_name(state.name + _RACY_NAME)
-        self._mac = None if self._scratch else state.with_name(state.name + _MAC_NAME)
-        forged = self._mac is not None and state.is_file() and self._sealed() != self._seal_now()
+        self._kept = keptindex.KeptIndex(state, sealed=self._scratch is None)
+        forged = self._kept.forged()
         if forged:  # begun again from nothing: every file hashed by its bytes
             log_error("tree", f"{state} was not as this home wrote it: the whole tree is hashed again")
-            for path in (state, self._racy, self._mac):
-                path.unlink(missing_ok=True)
         seeded = None if state.is_file() or forged else self._seed()
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
-        changed = self._git("diff-files", "-z", "--name-only", "--no-renames")
-        others = self._git("ls-files", "-z", "--others", "--exclude-standard")
+        changed, others = self._side_by_side(("diff-files", "-z", "--name-only", "--no-renames"),
+                                             ("ls-files", "-z", "--others", "--exclude-standard"))
         self._dirty = {os.fsdecode(p) for p in changed.split(b"\0") if p}
         self._new = {os.fsdecode(p) for p in others.split(b"\0") if p}
-        self._recheck = self._read_racy()
+        self._recheck = self._kept.racy()
+        self._top: dict[str, str] | None = None  # the index's entries, by path from the top, once read
         if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
             # The user's index was written moments ago: the files changed within its second are not vouched for.
-            listed = (os.fsdecode(p) for p in self._git("ls-files", "-z").split(b"\0") if p)
             top = str(self.repo.top)
-            self._recheck |= {p for p in listed if _recent(os.path.join(top, p), seeded - 1)}
-        self._dirty |= self._recheck
+            self._recheck |= {p for p in self._top_entries() if keptindex.recent(os.path.join(top, p), seeded - 1)}
         self._hashed = False
+        self._added: dict[str, set[str] | None] = {}
 
     def __del__(self) -> None:
         if self._scratch is not None:
@@ -212,46 +195,50 @@ class GitSnapshot(Snapshot):
             raise _GitFailed(f"`git {args[0]}`: {(done.err.strip().splitlines() or ['no message'])[-1]}")
         return done.out
 
+    def _side_by_side(self, first: tuple[str, ...], second: tuple[str, ...]) -> tuple[bytes, bytes]:
+        """Two git calls at once: git's stat pass over the index and its walk of the folders each wait on the
+        file system, so on two cores the pair takes about the time of the longer."""
+        got: list[bytes | _GitFailed] = [b""]
+
+        def walk() -> None:
+            try:
+                got[0] = self._git(*second)
+            except _GitFailed as exc:
+                got[0] = exc
+
+        thread = threading.Thread(target=walk, name="goal-snapshot-walk")
+        thread.start()
+        try:
+            out = self._git(*first)
+        finally:
+            thread.join()
+        if isinstance(got[0], _GitFailed):
+            raise got[0]
+        return out, got[0]
+
     def _seed(self) -> float | None:
         """Start from a copy of the user's index: its stat data spares hashing the files they have not changed.
         The time it was written, when there is one."""
-        self._index.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        index = self._kept.path
+        index.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         done = self.repo.run(self.repo.top, "rev-parse", "--git-path", "index")
         theirs = Path(os.fsdecode(done.out.strip())) if done.ok else None
         theirs = theirs if theirs is None or theirs.is_absolute() else self.repo.top / theirs
-        self._racy.unlink(missing_ok=True)
+        self._kept.drop()  # nor the racy list of an index before this one
         if theirs is not None and theirs.is_file():
             # with its time: git trusts the stat data of files older than the index, so a copy stamped now
             # would hide a same-size edit made in the second before (git's "racy clean" problem)
-            shutil.copy2(theirs, self._index)
-            return self._index.stat().st_mtime
+            shutil.copy2(theirs, index)
+            return index.stat().st_mtime
         return None
 
-    def _sealed(self) -> str | None:
-        try:
-            return self._mac.read_text(encoding="ascii").strip() if self._mac else None
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    def _seal_now(self) -> str:
-        """The seal of the index and its list of racy files as they are now."""
-        try:
-            parts = [self._index.read_bytes(), self._racy.read_bytes() if self._racy.exists() else b""]
-        except OSError:
-            return ""
-        return seal.mac_of_bytes(self._index.parent.parent, f"indexes/{self._index.name}", *parts)
-
-    def _reseal(self) -> None:
-        """Seal the index after git wrote it (an unsealed index is only hashed again: never trusted)."""
-        if self._mac is not None and self._index.is_file():
-            os.chmod(self._index, 0o600)  # git makes it as the umask says; the home's files are the user's alone
-            _write_private(self._mac, (self._seal_now() + "\n").encode("ascii"))
-
-    def _read_racy(self) -> set[str]:
-        try:
-            return {os.fsdecode(p) for p in self._racy.read_bytes().split(b"\0") if p}
-        except OSError:
-            return set()
+    def _top_entries(self) -> dict[str, str]:
+        """The index's entries, by path from the top (as this process last saw them, else parsed)."""
+        if self._top is None:
+            self._top = self._kept.entries(None)
+        if self._top is None:
+            self._top = self._kept.entries(self._git("ls-files", "-z", "-s")) or {}
+        return self._top
 
     def _mine(self, top_rel: str) -> str | None:
         """A path relative to the repository's top, relative to the root; None outside the root."""
@@ -264,13 +251,14 @@ class GitSnapshot(Snapshot):
         if self._hashed:
             return sorted(self.ids)
         entries = self._entries()
-        new = {rel for p in self._new if (rel := self._mine(p))}
+        new = {rel for p in self._new if (rel := self._mine(p))} - entries.keys()
         gone = {rel for p in self._dirty if (rel := self._mine(p)) and not os.path.lexists(self.root / rel)}
-        return sorted((set(entries) | new) - gone)
+        kept = [rel for rel in entries if rel not in gone] if gone else list(entries)
+        return sorted(kept + sorted(new - gone))  # two sorted runs (git's order, the new ones): a quick merge
 
     @cached_property
     def changed(self) -> set[str] | None:
-        return {rel for p in self._dirty | self._new if (rel := self._mine(p))}
+        return {rel for p in self._dirty | self._new | self._recheck if (rel := self._mine(p))}
 
     @cached_property
     def ignored(self) -> list[str] | None:
@@ -281,27 +269,27 @@ class GitSnapshot(Snapshot):
 
     def _entries(self) -> dict[str, str]:
         """The index's files under the root: path -> content id (its blob id; a link's marked, a submodule "dir")."""
-        text = self._git("ls-files", "-z", "-s").decode("utf-8", "surrogateescape")  # os.fsdecode, at once
-        prefix, cut, found = self._prefix, len(self._prefix), {}
-        for record in text.split("\0"):
-            tab = record.find("\t")  # "MODE OID STAGE\tPATH"
-            if tab < 0 or (cut and not record.startswith(prefix, tab + 1)):
-                continue
-            mode, oid = record[:6], record[7:record.index(" ", 7)]
-            found[record[tab + 1 + cut:]] = (oid if mode[:4] == "1006" or mode == "100755" else
-                                             "dir" if mode == "160000" else "link:" + oid)
-        return found
+        entries = self._top_entries()
+        if not self._prefix:
+            return dict(entries)
+        cut = len(self._prefix)
+        return {path[cut:]: oid for path, oid in entries.items() if path.startswith(self._prefix)}
 
     def added_since(self, tree: str) -> set[str] | None:
         """The files under the root that are not in ``tree`` (a git tree of the whole work tree); None when
         git cannot say."""
-        self.ids  # noqa: B018 - the index brought up to the tree
-        done = self.repo.run(self.root, "diff-index", "-z", "--cached", "--name-only", "--no-renames",
-                             "--diff-filter=A", "--relative", tree, "--", env=self.env)
-        return {os.fsdecode(p) for p in done.out.split(b"\0") if p} if done.ok and not self.off else None
+        if tree not in self._added:
+            self.ids  # noqa: B018 - the index brought up to the tree
+            done = self.repo.run(self.root, "diff-index", "-z", "--cached", "--name-only", "--no-renames",
+                                 "--diff-filter=A", "--relative", tree, "--", env=self.env)
+            self._added[tree] = ({os.fsdecode(p) for p in done.out.split(b"\0") if p}
+                                 if done.ok and not self.off else None)
+        found = self._added[tree]
+        return None if found is None else set(found)
 
     def _hash(self) -> None:
-        """Bring the index up to the work tree: the changed and new files hashed and stored as blobs."""
+        """Bring the index up to the work tree: the changed and new files hashed and stored as blobs, and the
+        racy ones whose bytes are not the index's blob hashed again."""
         if self._hashed:
             return
         self._hashed = True
@@ -314,23 +302,39 @@ class GitSnapshot(Snapshot):
                         "GOAL_CONVERGENCE_CHECKPOINT_MAX_MB")
             return
         try:
+            known = self._top if self._top is not None else self._kept.entries(None)
+            whole = known is None or len(paths) > _NAMED  # a new process reads the whole index once, after git
             if paths and (len(paths) > _NAMED or not self._add("-A", paths)):
                 self._git("add", "-A", "--", ".")
-            # A file rewritten within the second git recorded it keeps its stat data: hash those again by content.
-            again = [p for p in sorted(self._recheck) if os.path.lexists(self.repo.top / p)]
-            if len(again) > _NAMED:  # a whole checkout written moments ago: every file, not each named
+                whole = True
+            entries = self._after(known or {}, paths, whole)
+            # A file rewritten within the second git recorded it keeps its stat data: its bytes tell.
+            again = [p for p in sorted(self._recheck - set(paths)) if os.path.lexists(self.repo.top / p)]
+            moved = again if len(again) > _NAMED else [p for p in again if _differs(self.repo.top / p, entries.get(p))]
+            if len(moved) > _NAMED:  # a whole checkout written moments ago: every file, not each named
                 self._git("add", "--renormalize", "--", ".")
-            elif again and not self._add("--renormalize", again):
+            elif moved and not self._add("--renormalize", moved):
                 raise _GitFailed("`git add --renormalize` failed")
+            self._top = self._after(entries, moved, len(moved) > _NAMED)
         except _GitFailed as exc:
-            self._index.unlink(missing_ok=True)  # begun again from the user's index next time
-            _stale(self._index.with_name(self._index.name + ".lock"))
+            self._kept.drop()  # begun again from the user's index next time
+            self._kept.stale_lock()
             self.off = f"the snapshot could not be written: {exc}"
             return
-        racy = [p for p in paths if _recent(os.path.join(self.repo.top, p), time.time() - RACY_SECONDS)]
-        if racy or self._racy.exists():
-            _write_private(self._racy, b"".join(os.fsencode(p) + b"\0" for p in racy))
-        self._reseal()
+        self._kept.wrote(self._top, (self.repo.top, [*paths, *again]))
+
+    def _after(self, entries: dict[str, str], paths: list[str], whole: bool) -> dict[str, str]:
+        """The index's entries once git hashed ``paths`` (every file, when ``whole``): those asked again."""
+        if whole:
+            return self._kept.entries(self._git("ls-files", "-z", "-s")) or {}
+        if not paths:
+            return entries
+        entries = dict(entries)
+        for path in paths:
+            entries.pop(path, None)
+        entries.update(keptindex.parse(self._git("ls-files", "-z", "-s", "--", *paths).decode(
+            "utf-8", "surrogateescape")))
+        return entries
 
     def _add(self, how: str, paths: list[str]) -> bool:
         """``git add HOW`` of named paths; False when git refuses one (a path beyond a symlink, say)."""
@@ -361,8 +365,9 @@ class GitSnapshot(Snapshot):
         self.ids  # noqa: B018 - hashes what changed
         if self.off:
             return None
+        entries = self._top_entries()
         written = self._git("write-tree").decode().strip()
-        self._reseal()  # write-tree keeps its cache of trees in the index
+        self._kept.wrote(entries)  # write-tree keeps its cache of trees in the index, its entries as they were
         return written
 
 
@@ -374,27 +379,6 @@ def _size(path: Path) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def _recent(path: str, since: float) -> bool:
-    """Whether the file's inode changed at or after ``since`` (seconds)."""
-    try:
-        return os.lstat(path).st_ctime >= since
-    except OSError:
-        return False
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """A file of ours written whole, 0600, never through a link; no fsync: a lost one costs one full hash."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-
-
-def _stale(lock: Path) -> None:
-    """Remove a lock a killed git left on one of our indexes (a live git holds its lock for moments)."""
-    try:
-        if time.time() - lock.stat().st_mtime > 60:
-            lock.unlink()
-    except OSError:
-        pass
+def _differs(path: Path, oid: str | None) -> bool:
+    """Whether a file's bytes are not the blob ``oid`` (a link, or a file a filter would change, differs)."""
+    return oid is None or oid.startswith(("link:", "dir")) or keptindex.blob_id(str(path), oid) != oid

@@ -112,3 +112,47 @@ def test_an_index_forged_behind_the_goals_back_is_thrown_away_and_the_tree_hashe
         assert tree.tree_fingerprint(git_repo) != before
         path.write_text("answer = 1\n")
         assert tree.tree_fingerprint(git_repo) == before  # the index written anew is sealed and used again
+
+
+def _git_commands(trace) -> list[str]:
+    """The git commands git's trace saw, each from its subcommand on (our safety options left out)."""
+    found = []
+    for line in trace.read_text().splitlines():
+        if " start " in line and "--no-pager" in line:
+            found.append(line.split("--no-pager", 1)[-1].strip())
+    trace.write_text("")
+    return found
+
+
+def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_repo, tmp_path):
+    """The index is parsed once a process; after that only the paths git hashed again are asked for, and a
+    racy file whose bytes are the index's blob is not handed back to git."""
+    trace = tmp_path / "trace"
+    for i in range(30):
+        (git_repo / f"m{i}.py").write_text(f"x = {i}\n")
+    with snapshot.session(git_repo, tmp_path / "home" / "indexes" / "goal-t"):
+        first = tree.tree_fingerprint(git_repo)  # every file new and racy, hashed by git
+        git(git_repo, "config", "--global", "trace2.normalTarget", str(trace))  # git's own record of each call
+        assert tree.tree_fingerprint(git_repo) == first
+        calls = _git_commands(trace)
+        assert not [c for c in calls if c.startswith(("ls-files -z -s", "add"))], calls  # bytes compared here
+        (git_repo / "m3.py").write_text("x = 33\n")
+        changed = tree.tree_fingerprint(git_repo)
+        calls = _git_commands(trace)
+        assert "ls-files -z -s -- m3.py" in calls and "ls-files -z -s" not in calls, calls
+    assert changed != first and tree.tree_fingerprint(git_repo) == changed  # a fresh parse agrees
+
+
+def test_a_repository_config_cannot_turn_off_the_stat_checks_the_kept_index_leans_on(git_repo, tmp_path):
+    """A maker writes .git/config: ctime not trusted, only mtime and size looked at, or no look at all. A file
+    rewritten with its size kept and its mtime set back must still be seen."""
+    for key, value in (("core.trustctime", "false"), ("core.checkStat", "minimal"), ("core.ignoreStat", "true")):
+        git(git_repo, "config", key, value)
+    path = git_repo / "calc.py"
+    path.write_text("answer = 1\n")
+    with snapshot.session(git_repo, tmp_path / "indexes" / "goal-c"):
+        tree.tree_fingerprint(git_repo)
+        time.sleep(RACY_WAIT)
+        before = tree.tree_fingerprint(git_repo)  # calc.py settled: its stat data vouches for it now
+        _rewrite_keeping_stat(path, "answer = 2\n")
+        assert tree.tree_fingerprint(git_repo) != before
