@@ -146,3 +146,21 @@ def test_bytecode_and_tool_caches_are_no_change_to_the_tree(git_repo):
     assert tree_fingerprint(git_repo) == before
     (git_repo / "coverage.py").write_text("x = 1\n")  # a source file named like the tool still counts
     assert tree_fingerprint(git_repo) != before
+
+
+def test_the_fingerprint_is_each_file_by_path_and_blob_with_caches_and_bytecode_left_out(git_repo):
+    """What it hashes, rebuilt here from git's own listing: found by one search of all the paths joined, a cache
+    path is left out wherever it sits among the others, and a path that only looks like one is kept."""
+    caches = {"pkg/__pycache__/a.cpython-311.pyc": "pyc", ".coverage": "data", "pkg/.coverage.host.1": "data",
+              "htmlcov/index.html": "<p>", "pkg/b.pyc": "pyc", ".hypothesis/db": "h", "cov/coverage.xml": "<c/>"}
+    lookalikes = {"a.py": "x = 1\n", "src/coverage_tools.py": "y = 2\n", "docs/lcov.info.md": "notes",
+                  "z.py": "z = 3\n", "pyc.txt": "p"}
+    for rel, text in {**caches, **lookalikes}.items():
+        (git_repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (git_repo / rel).write_text(text)
+    git(git_repo, "add", "-A")
+    blobs = {line.split("\t")[1]: line.split()[1] for line in subprocess.run(
+        ["git", "ls-files", "-s"], cwd=git_repo, capture_output=True, text=True, check=True).stdout.splitlines()}
+    assert set(caches) | set(lookalikes) <= set(blobs)
+    text = "".join(f"{rel}\0{blob}\n" for rel, blob in sorted(blobs.items()) if rel not in caches)
+    assert tree_fingerprint(git_repo) == hashlib.sha256(text.encode()).hexdigest()
