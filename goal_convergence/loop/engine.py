@@ -90,6 +90,7 @@ class Judged:
 
     verdict: Verdict | None = None
     cost: Cost = field(default_factory=Cost)
+    looked: bool = True  # the judge could look at (and so write) the tree: the conditions judge cannot
     error: str | None = None
     unaffordable: bool = False  # the call could not have been paid for within the budget, so none was made
     notes: list[str] = field(default_factory=list)
@@ -100,8 +101,7 @@ def _check_independence(goal: Goal, model: str | None) -> None:
     if oracle.judged_by_maker_model(goal.oracle, model):
         raise InvalidInput(
             f"goal {goal.goal_id}: the maker runs {model}, the oracle's own model, so the judge is not independent; "
-            f"switch the session's model (/model) or re-create the goal with another --oracle-model"
-        )
+            f"switch the session's model (/model) or re-create the goal with another --oracle-model")
 
 
 def check_oracle(goal: Goal, edges: Edges | None = None) -> None:
@@ -211,14 +211,15 @@ def _judge(goal: Goal, found: list[ConditionEvidence], summary: str | None, root
     try:
         judge = edges.get_oracle(goal.oracle, goal, rerun=lambda i: edges.run_condition(
             goal.stopping_conditions[i], i, root))
-        oracle_input = edges.build_input(goal, found, summary, guard)
+        looked = getattr(judge, "reads_tree", True)
+        oracle_input = edges.build_input(goal, found, summary, guard, diff=looked)
         left = budget.dollars_left(preview)
         if left is not None and judge.estimate_cost(oracle_input) > left:
             return Judged(unaffordable=True)
         judgement = judge.judge(oracle_input)
     except JUDGE_ERRORS as exc:  # a judge error still costs what its failed attempts spent
         return Judged(cost=getattr(exc, "cost", None) or Cost(), error=str(exc))
-    return Judged(verdict=judgement.verdict, cost=judgement.cost, notes=list(judgement.notes), by=judgement.model)
+    return Judged(judgement.verdict, judgement.cost, looked, notes=list(judgement.notes), by=judgement.model)
 
 
 def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *, stuck_cap: int | None = None,
@@ -271,7 +272,7 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
             # decide sees the plan with this verdict's changes: a judge that completes the last task may converge
             judged.notes += plan.apply_verdict(preview, judged.verdict, pending.number)
             evidence = Evidence(conditions=found, tree_fingerprint=tree_fp,
-                                tree_after_judge=edges.fingerprint(root) if judged.verdict else None,
+                                tree_after_judge=edges.fingerprint(root) if judged.verdict and judged.looked else None,
                                 maker_summary=pending.maker_summary, maker_failed=pending.maker_failed,
                                 judge_error=judged.error, unaffordable=judged.unaffordable, integrity=guard,
                                 regressions=regressions,
@@ -286,10 +287,9 @@ def run_iteration(store: Store, goal_id: str, maker: MakerWork | None = None, *,
     record = Iteration(
         number=pending.number, started_at=pending.started_at, ended_at=now_iso(clock()),
         maker_summary=pending.maker_summary, conditions=found, tree_fingerprint=tree_fp, verdict=judged.verdict,
-        judged_by=judged.by, judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost, oracle_cost=oracle_cost,
-        integrity=guard, checkpoint=taken.checkpoint, attempt=attempt.number if attempt else None,
-        regressions=regressions,
-    )
+        judged_by=judged.by, judge_error=judged.error, decision=decision, maker_cost=pending.maker_cost,
+        oracle_cost=oracle_cost, integrity=guard, checkpoint=taken.checkpoint, regressions=regressions,
+        attempt=attempt.number if attempt else None)
     ends = attempt is None or not attempt.others or decision.stop_reason not in ATTEMPT_STOPS
     return _persist(store, goal_id, record, decision, edges, settle, checkpoints_off=taken.off, ends_goal=ends)
 

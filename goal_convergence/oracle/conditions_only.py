@@ -13,6 +13,9 @@ class ConditionsOracle:
     """No model: the conditions decide. Chosen explicitly, never as a silent fallback."""
 
     name = "conditions"
+    # A pure function of the evidence: it is shown no diff, and cannot have written the tree (every other judge
+    # looks at the project, so the engine fingerprints the tree again after it answers).
+    reads_tree = False
 
     def estimate_cost(self, oracle_input: OracleInput) -> float:
         return 0.0

@@ -90,9 +90,10 @@ class OracleInput(Model):
 
 
 def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: str | None,
-                guard: Integrity | None = None) -> OracleInput:
+                guard: Integrity | None = None, *, diff: bool = True) -> OracleInput:
     """The oracle's input, bounded to ``INPUT_CHARS``. Every failing test the evidence names keeps
-    its name; what gives way is messages, details and output tails."""
+    its name; what gives way is messages, details and output tails. ``diff``: with the tree's diff stat
+    (a judge that never looks at the project is spared git's walk of it)."""
     root = Path(goal.project_root)
     fixed = OracleInput(
         objective=cut(goal.objective, 2_000, head=0),
@@ -100,7 +101,7 @@ def build_input(goal: Goal, evidence: list[ConditionEvidence], maker_summary: st
         conditions=[],
         maker_summary=cut(maker_summary, 4_000, head=1_000) if maker_summary else None,
         recent_iterations=[_past(it) for it in goal.history[-3:]],
-        diff_stat=cut(tree.diff_stat(root, goal.base_commit), 2_000, head=0),
+        diff_stat=cut(tree.diff_stat(root, goal.base_commit), 2_000, head=0) if diff else "",
         integrity=_integrity(goal, evidence, guard) if guard is not None else None,
     )
     thresholds = {i: c.threshold for i, c in enumerate(goal.stopping_conditions)}

@@ -4,7 +4,7 @@ integrity, oracle, clock, announcement) and a real store and triage inbox in a t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -78,7 +78,8 @@ class World:
             run_conditions=self.checks.run_conditions, run_condition=self.checks.run_condition,
             fingerprint=self.tree, inspect=lambda *args, **kwargs: self.guard, get_oracle=self.get_oracle,
             watch=lambda root: lambda: [],  # the checks here are scripted: no real tree moves
-            build_input=lambda goal, found, summary, guard: {"summary": summary, "passed": [e.passed for e in found]},
+            build_input=lambda goal, found, summary, guard, **_: {"summary": summary,
+                                                                  "passed": [e.passed for e in found]},
             announce=lambda store, goal, now: self.announced.append((goal.state, goal.stop_reason)),
             now=self.clock.now)
 
@@ -128,6 +129,23 @@ def test_files_changed_while_judging_are_checked_again(store, goal_id):
     assert len(world.oracle.history) == 2 and world.checks.asked == [None, None]
     assert outcome.iteration.tree_fingerprint == "t2"
     assert store.load(Goal, goal_id).spent.oracle_dollars == pytest.approx(0.02)  # both calls are paid for
+
+
+class ConditionsLike(FakeOracle):
+    """A judge that never looks at the project (as the conditions judge): no diff for it, and no second look."""
+
+    reads_tree = False
+
+
+def test_a_judge_that_never_looks_at_the_project_gets_no_diff_and_no_second_look(store, goal_id):
+    asked: list[bool] = []
+    world = World(Checks([True]), tree=Tree("t1", "t2"), oracle=ConditionsLike())
+    world.oracle.enqueue(YES)
+    edges = replace(world.edges(), build_input=lambda goal, found, summary, guard, diff: asked.append(diff))
+    world.clock.advance(60)
+    outcome = engine.run_iteration(store, goal_id, engine.MakerReport(summary="done"), edges=edges)
+    assert outcome.decision.action == "converge" and asked == [False]
+    assert world.tree.prints == ["t2"]  # fingerprinted once: a judge that cannot write needs no look after it
 
 
 def test_a_flip_with_no_file_change_is_run_again_and_counts_as_failing_when_the_rerun_fails(store, goal_id):
