@@ -29,10 +29,8 @@ from ..system.files import write_many
 from ..system import files as documents
 from ..system import seal
 from ..vcs import tree
-from . import environment, protect, syspath, tripwire
+from . import environment, protect, scratch, syspath, tripwire
 from .environment import Environment
-from . import scratch
-from .scratch import LEFT_OUT, LINKED
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -57,6 +55,9 @@ class Manifest(Model):
     sources: dict[str, str] = Field(default_factory=dict)  # outside git: the product sources' start hashes
     environment: Environment | None = None
     own: list[str] | None = None  # the project's own top-level modules (syspath.own_modules); None: not kept
+    # protect.narrow's answer as the goal began, and the mark of the module names it looked for (protect.renarrow)
+    narrowed: list[str] | None = None
+    names: str = ""
     _tampered: str | None = PrivateAttr(default=None)  # why the file's seal does not hold, when it does not
 
 
@@ -71,8 +72,9 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     """Keep the check-defining files of ``root`` as they are now (content under the home)."""
     files = tree.list_files(root)
     protect.check_patterns(root, files, patterns)
-    ignored, own = _ignored_files(root), syspath.own_modules(files)
-    near = protect.narrow(files + ignored, patterns, own)  # one quick pass; only these are classified
+    ignored, own = scratch.loadable_ignored(root, MAX_FILES), syspath.own_modules(files)
+    names = syspath.shadowed_names()
+    near = protect.narrow(files + ignored, patterns, own, names)  # one quick pass; only these are classified
     outside = set(ignored)
     defining = protect.check_defining(root, [f for f in near if f not in outside], conds, patterns, own)
     sensitive = protect.sensitive(near, patterns, syspath.view(root, near, own, outside.union(files)))
@@ -82,7 +84,8 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
                      f"watched; narrow the goal to a part of the project")
         defining = defining[:MAX_FILES]
     blobs = _folder(home) / "blobs"
-    manifest, kept_bytes, unkept = Manifest(sensitive=sensitive, own=own), 0, []
+    manifest = Manifest(sensitive=sensitive, own=own, narrowed=near, names=protect.names_mark(names))
+    kept_bytes, unkept = 0, []
     new_blobs: dict[Path, bytes] = {}
     for rel in defining:
         path = root / rel
@@ -162,10 +165,13 @@ def inspect(home: Path, goal: Goal, found: list[ConditionEvidence], number: int,
             kind="pristine-unavailable", subject="baseline",
             detail="the goal's baseline is missing from the home folder, so its checks cannot be verified; "
                    "abandon the goal and start it again")])
-    listed, ignored = tree.list_files(root), _ignored_files(root)
+    listed, ignored = tree.list_files(root), scratch.loadable_ignored(root, MAX_FILES)
     own = manifest.own if manifest.own is not None else syspath.own_modules(listed)
-    present = set(listed).union(ignored)
-    files = protect.narrow(listed + ignored, goal.protect, own)  # the few the classification can pick
+    present, names = set(listed).union(ignored), syspath.shadowed_names()
+    # the few the classification can pick: from those at the start, when the names looked for are the same
+    new = tree.added_since(root, manifest.start_tree) if manifest.names == protect.names_mark(names) else None
+    files = (protect.narrow(listed + ignored, goal.protect, own, names) if new is None or manifest.narrowed is None
+             else protect.renarrow(manifest.narrowed, present, new.union(ignored), goal.protect, own, names))
     changed, deleted = [], []
     for rel, digest in manifest.files.items():
         now = tree.file_hash(root, rel)
@@ -219,28 +225,6 @@ def _findings(home: Path, goal: Goal, manifest: Manifest, found: list[ConditionE
     failing = tripwire.failing_at_start(manifest.outcomes, goal.baseline.census, goal.stopping_conditions)
     return disagree + tripwire.inspect(Path(goal.project_root), home, goal.goal_id, number, manifest.start_tree,
                                        goal.base_commit, manifest.sources, manifest.files, failing)
-
-
-def _ignored_files(root: Path) -> list[str]:
-    """Files git ignores or excludes that a test run can load code from: every one in an ignored folder,
-    and in caches and build output (scratch.LEFT_OUT, which the pristine copy leaves out) the ones a
-    runner loads by itself (a conftest.py, a runner config, a .pth). Installed dependencies
-    (scratch.LINKED) are the environment's, and bytecode in __pycache__ is never read (checks/pycache.py)."""
-    def loads(rel: str) -> bool:
-        return LEFT_OUT.isdisjoint(rel.split("/")) or protect.runner_loaded(rel)
-    found: list[str] = []
-    for entry in tree.ignored_entries(root) or []:
-        path = root / entry
-        if not LINKED.isdisjoint(entry.split("/")) or entry.split("/")[0] == ".git":
-            continue
-        if not path.is_dir() or path.is_symlink():
-            found += [entry] if loads(entry) else []
-            continue
-        for folder, dirs, names in os.walk(path):
-            dirs[:] = [d for d in dirs if d not in LINKED and d not in (".git", "__pycache__")]
-            base = os.path.relpath(folder, root).replace(os.sep, "/")
-            found += (rel for rel in (f"{base}/{name}" for name in names) if loads(rel))
-    return found[:MAX_FILES]
 
 
 def _new_since_start(root: Path, manifest: Manifest, files: list[str], ignored: set[str], present: set[str],

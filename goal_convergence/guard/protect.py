@@ -14,6 +14,7 @@ crosses folders, and a pattern that names a folder covers everything under it. S
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -153,12 +154,14 @@ _NAMED = re.compile("|".join(f"(?:{r.pattern})" for r in (_CONFIG, _HOOKS, _TEST
 _TEST_FOLDER = re.compile("(?:^|/)(?:" + "|".join(map(re.escape, sorted(TEST_DIRS))) + ")/")
 
 
-def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str]) -> list[str]:
+def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
+           shadowed: frozenset[str] | None = None) -> list[str]:
     """The files ``check_defining`` and ``sensitive`` may pick, found by one quick look at each path (a
     superset, in order): a config, hook or test name, a test folder, package metadata, a --protect match,
-    or a Python module named like one it could shadow (``own``: the project's own modules). On a large
-    tree only these few are classified in full."""
-    modules = syspath.shadowed_names() | {o.rstrip("/").rsplit("/", 1)[-1] for o in own}
+    or a Python module named like one it could shadow (``own``: the project's own modules; ``shadowed``:
+    syspath.shadowed_names(), read now when not given). On a large tree only these few are classified in full."""
+    modules = (syspath.shadowed_names() if shadowed is None else shadowed) | {o.rstrip("/").rsplit("/", 1)[-1]
+                                                                               for o in own}
     regexes = [pattern_regex(p) for p in patterns]
     found = []
     for rel in files:
@@ -173,6 +176,20 @@ def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str]) -> lis
                 or ("-info/" in rel and _METADATA.search(rel)) or any(r.fullmatch(rel) for r in regexes)):
             found.append(rel)
     return found
+
+
+def names_mark(shadowed: frozenset[str]) -> str:
+    """A digest of the module names ``narrow`` looks for, kept with its answer: that answer holds while they do."""
+    return hashlib.sha256("\0".join(sorted(shadowed)).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def renarrow(before: list[str], present: set[str], fresh: Iterable[str], patterns: list[str], own: Iterable[str],
+             shadowed: frozenset[str]) -> list[str]:
+    """``narrow`` of every file there is, from its answer ``before`` for an earlier tree (same patterns, own
+    modules and module names): those of it still ``present``, and the ``fresh`` files (added since, or not
+    in git) looked at now. narrow looks at each path alone, so the answer is the same, at the cost of the
+    files that changed rather than of the tree."""
+    return sorted({rel for rel in before if rel in present}.union(narrow(sorted(fresh), patterns, own, shadowed)))
 
 
 def check_defining(root: Path, files: list[str], conditions: Iterable[StoppingCondition],

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..errors import GoalConvergenceError
 from ..storage import config
 from ..vcs import tree
+from . import protect
 
 if TYPE_CHECKING:
     from .integrity import Manifest
@@ -113,3 +114,25 @@ def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
         yield copy, restored, unrestorable
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def loadable_ignored(root: Path, limit: int) -> list[str]:
+    """Files git ignores or excludes that a test run can load code from (the first ``limit``): every one in an
+    ignored folder, and in caches and build output (LEFT_OUT, which the copy leaves out) the ones a runner
+    loads by itself (a conftest.py, a runner config, a .pth). Installed dependencies (LINKED) are the
+    environment's, and bytecode in __pycache__ is never read (checks/pycache.py)."""
+    def loads(rel: str) -> bool:
+        return LEFT_OUT.isdisjoint(rel.split("/")) or protect.runner_loaded(rel)
+    found: list[str] = []
+    for entry in tree.ignored_entries(root) or []:
+        path = root / entry
+        if not LINKED.isdisjoint(entry.split("/")) or entry.split("/")[0] == ".git":
+            continue
+        if not path.is_dir() or path.is_symlink():
+            found += [entry] if loads(entry) else []
+            continue
+        for folder, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if d not in LINKED and d not in (".git", "__pycache__")]
+            base = os.path.relpath(folder, root).replace(os.sep, "/")
+            found += (rel for rel in (f"{base}/{name}" for name in names) if loads(rel))
+    return found[:limit]

@@ -166,7 +166,8 @@ def test_outside_git_the_folder_is_copied(store, tmp_path):
 def test_a_copy_over_the_size_limit_is_refused_with_what_to_do(store, project, monkeypatch):
     goal = new(store, project)
     (project / "tests" / "test_calc.py").write_text(TEST + "\n")
-    monkeypatch.setenv("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "0")
+    (project / "fixtures.bin").write_bytes(b"\1" * (2 << 20))
+    monkeypatch.setenv("GOAL_CONVERGENCE_PRISTINE_MAX_MB", "1")
     guard = inspect(store, goal)
     [issue] = guard.issues
     assert issue.kind == "pristine-unavailable" and "GOAL_CONVERGENCE_PRISTINE_MAX_MB" in issue.detail

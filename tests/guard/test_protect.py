@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from goal_convergence.errors import InvalidInput
 from goal_convergence.guard import protect
@@ -103,3 +105,31 @@ def test_the_sources_a_linter_or_build_reads_are_the_product_but_its_config_is_n
                   StoppingCondition(type="custom_command", command="python run_checks.py")]
     found = protect.check_defining(git_repo, tree.list_files(git_repo), conditions, [])
     assert "ci/ruff.toml" in found and "run_checks.py" in found and "src/app.py" not in found
+
+
+_SEGMENTS = st.sampled_from(["src", "tests", "pkg", "json", "lib", "__tests__", "dist-1.0.dist-info", ".cargo",
+                             "spec", "docs"])
+_NAMES = st.sampled_from(["conftest.py", "test_calc.py", "calc.py", "__init__.py", "json.py", "pytest.ini",
+                          "entry_points.txt", "config.toml", "README.md", "x.pth", "a.test.js", "util.py",
+                          "jest.config.ts", "Makefile", "os.py"])
+_PATHS = st.lists(st.builds(lambda parts, name: "/".join([*parts, name]), st.lists(_SEGMENTS, max_size=3), _NAMES),
+                  max_size=40, unique=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=_PATHS, added=_PATHS, removed=st.data(), patterns=st.sampled_from([[], ["docs/**"], ["**/*.md"]]))
+def test_narrowing_from_the_start_answer_is_narrowing_the_whole_tree(before, added, removed, patterns):
+    """The guard narrows each iteration from the start's answer and the files added since (integrity.inspect):
+    for any trees, that is exactly narrow of the whole tree now."""
+    gone = set(removed.draw(st.lists(st.sampled_from(before), unique=True))) if before else set()
+    now = [rel for rel in before if rel not in gone] + [rel for rel in added if rel not in before]
+    own, names = ["calc"], frozenset({"json", "os"})
+    start = protect.narrow(before, patterns, own, names)
+    fresh = set(now) - set(before)
+    assert protect.renarrow(start, set(now), fresh, patterns, own, names) == \
+        sorted(protect.narrow(now, patterns, own, names))
+
+
+def test_the_mark_of_the_names_looked_for_moves_when_a_name_is_added():
+    assert protect.names_mark(frozenset({"json", "os"})) == protect.names_mark(frozenset({"os", "json"}))
+    assert protect.names_mark(frozenset({"json", "os"})) != protect.names_mark(frozenset({"json", "os", "calc2"}))
