@@ -113,15 +113,15 @@ class KeptIndex:
         if sealed == self._seal_now():
             return False
         self.drop()
-        for path in (self._racy, self._mac):
-            path.unlink(missing_ok=True)
+        self._mac.unlink(missing_ok=True)
         return True
 
     def drop(self) -> None:
-        """Remove the index (damaged, or not to be trusted): the next snapshot begins again."""
+        """Remove the index and its racy list (damaged, or not to be trusted): the next snapshot begins again."""
         with _lock:
             _known.pop(self.path, None)
         self.path.unlink(missing_ok=True)
+        self._racy.unlink(missing_ok=True)
 
     def _seal_now(self) -> str:
         try:

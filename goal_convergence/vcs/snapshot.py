@@ -25,6 +25,7 @@ bytes hashed, cached by (size, mtime, ctime, inode) within the process.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -49,6 +50,8 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
 # More paths than this are hashed by letting git walk the whole tree, not by naming each one.
 _NAMED = 2000
 _local = threading.local()
+# `git ls-files -z --debug`: each path, then its recorded stat data; split on that, paths and ctimes alternate.
+_DEBUG = re.compile(rb"\0  ctime: (\d+):[^\n]*\n(?:  [^\n]*\n){3}  size: [^\n]*\tflags: [0-9a-f]+\n")
 
 
 @contextmanager
@@ -102,7 +105,7 @@ def _take(root: Path, state: Path | None) -> Snapshot:
         except _GitFailed as exc:
             log_error("tree", f"git could not list {root} ({exc})")
             if state is not None:
-                state.unlink(missing_ok=True)  # a damaged index of ours: begin again from the user's
+                keptindex.KeptIndex(state, sealed=True).drop()  # a damaged index of ours: begin again from the user's
     return Snapshot(root)
 
 
@@ -179,9 +182,11 @@ class GitSnapshot(Snapshot):
         self._recheck = self._kept.racy()
         self._top: dict[str, str] | None = None  # the index's entries, by path from the top, once read
         if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
-            # The user's index was written moments ago: the files changed within its second are not vouched for.
-            top = str(self.repo.top)
-            self._recheck |= {p for p in self._top_entries() if keptindex.recent(os.path.join(top, p), seeded - 1)}
+            # The user's index was written moments ago: the files it recorded within that second are not vouched
+            # for (a same-size rewrite in the same second, the mtime set back, keeps their stat data to the second).
+            # Their recorded ctimes say which, read by git rather than a stat of every file.
+            since, parts = int(seeded) - 1, _DEBUG.split(self._git("ls-files", "-z", "--debug"))
+            self._recheck |= {os.fsdecode(path) for path, sec in zip(parts[0::2], parts[1::2]) if int(sec) >= since}
         self._hashed = False
         self._added: dict[str, set[str] | None] = {}
 
@@ -224,7 +229,7 @@ class GitSnapshot(Snapshot):
         done = self.repo.run(self.repo.top, "rev-parse", "--git-path", "index")
         theirs = Path(os.fsdecode(done.out.strip())) if done.ok else None
         theirs = theirs if theirs is None or theirs.is_absolute() else self.repo.top / theirs
-        self._kept.drop()  # nor the racy list of an index before this one
+        self._kept.drop()  # nor the racy list of an index before this one (there is no index)
         if theirs is not None and theirs.is_file():
             # with its time: git trusts the stat data of files older than the index, so a copy stamped now
             # would hide a same-size edit made in the second before (git's "racy clean" problem)

@@ -156,3 +156,21 @@ def test_a_repository_config_cannot_turn_off_the_stat_checks_the_kept_index_lean
         before = tree.tree_fingerprint(git_repo)  # calc.py settled: its stat data vouches for it now
         _rewrite_keeping_stat(path, "answer = 2\n")
         assert tree.tree_fingerprint(git_repo) != before
+
+
+def test_a_goal_begun_right_after_the_users_index_was_written_does_not_trust_its_last_second(git_repo, tmp_path):
+    """The user's index recorded calc.py in the second it was written; a same-size rewrite in that second, with
+    the mtime set back, keeps its stat data. The goal's index, begun from the user's, hashes it again."""
+    path = git_repo / "calc.py"
+    path.write_text("answer = 1\n")
+    git(git_repo, "add", "calc.py")
+    git(git_repo, "commit", "-q", "-m", "calc")
+    _start_of_a_second()
+    path.write_text("answer = 2\n")
+    os.utime(path, ns=(OLD, OLD))
+    git(git_repo, "add", "calc.py")  # the user's index, written now, records it
+    _rewrite_keeping_stat(path, "answer = 3\n")
+    blob = subprocess.run(["git", "hash-object", "calc.py"], cwd=git_repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    with snapshot.session(git_repo, tmp_path / "home" / "indexes" / "goal-s"):
+        assert snapshot.take(git_repo).ids["calc.py"] == blob
