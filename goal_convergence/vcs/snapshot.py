@@ -31,10 +31,11 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..storage import config
 from ..system.log import log_error
@@ -50,6 +51,7 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
 # More paths than this are hashed by letting git walk the whole tree, not by naming each one.
 _NAMED = 2000
 _local = threading.local()
+T = TypeVar("T")
 # `git ls-files -z --debug`: each path, then its recorded stat data; split on that, paths and ctimes alternate.
 _DEBUG = re.compile(rb"\0  ctime: (\d+):[^\n]*\n(?:  [^\n]*\n){3}  size: [^\n]*\tflags: [0-9a-f]+\n")
 
@@ -85,13 +87,13 @@ def take(root: Path) -> Snapshot:
     pins = _local.__dict__.get("pins", {})
     if key in pins and pins[key] is not None:
         return pins[key]
-    snap = _take(key, _local.__dict__.get("states", {}).get(key))
+    snap = _take(key, _local.__dict__.get("states", {}).get(key), key in pins)
     if key in pins:
         pins[key] = snap
     return snap
 
 
-def _take(root: Path, state: Path | None) -> Snapshot:
+def _take(root: Path, state: Path | None, pinned: bool = False) -> Snapshot:
     try:
         repo = git.open_repo(root)
     except git.UnsafeRepository as exc:
@@ -101,7 +103,7 @@ def _take(root: Path, state: Path | None) -> Snapshot:
         if repo is None:
             break
         try:
-            return GitSnapshot(root, repo, state)
+            return GitSnapshot(root, repo, state, pinned)
         except _GitFailed as exc:
             log_error("tree", f"git could not list {root} ({exc})")
             if state is not None:
@@ -160,7 +162,8 @@ class Snapshot:
 class GitSnapshot(Snapshot):
     """The tree of a git work tree, read through an index of our own (see the module docstring)."""
 
-    def __init__(self, root: Path, repo: git.Repo, state: Path | None) -> None:
+    def __init__(self, root: Path, repo: git.Repo, state: Path | None, pinned: bool = False) -> None:
+        """``pinned``: the iteration's snapshot, which the guard reads too: what git ignores is listed beside."""
         super().__init__(root)
         self.repo, self.off = repo, None
         prefix = os.path.relpath(root, repo.top).replace(os.sep, "/")
@@ -175,8 +178,11 @@ class GitSnapshot(Snapshot):
             log_error("tree", f"{state} was not as this home wrote it: the whole tree is hashed again")
         seeded = None if state.is_file() or forged else self._seed()
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
-        changed, others = self._side_by_side(("diff-files", "-z", "--name-only", "--no-renames"),
-                                             ("ls-files", "-z", "--others", "--exclude-standard"))
+        calls = [lambda: self._git("diff-files", "-z", "--name-only", "--no-renames"),
+                 lambda: self._git("ls-files", "-z", "--others", "--exclude-standard")]
+        changed, others, *ignored = _at_once(*calls, *([self._ignored] if pinned else []))
+        if ignored:
+            self.__dict__["ignored"] = ignored[0]  # the cached_property, filled
         self._dirty = {os.fsdecode(p) for p in changed.split(b"\0") if p}
         self._new = {os.fsdecode(p) for p in others.split(b"\0") if p}
         self._recheck = self._kept.racy()
@@ -199,27 +205,6 @@ class GitSnapshot(Snapshot):
         if not done.ok:
             raise _GitFailed(f"`git {args[0]}`: {(done.err.strip().splitlines() or ['no message'])[-1]}")
         return done.out
-
-    def _side_by_side(self, first: tuple[str, ...], second: tuple[str, ...]) -> tuple[bytes, bytes]:
-        """Two git calls at once: git's stat pass over the index and its walk of the folders each wait on the
-        file system, so on two cores the pair takes about the time of the longer."""
-        got: list[bytes | _GitFailed] = [b""]
-
-        def walk() -> None:
-            try:
-                got[0] = self._git(*second)
-            except _GitFailed as exc:
-                got[0] = exc
-
-        thread = threading.Thread(target=walk, name="goal-snapshot-walk")
-        thread.start()
-        try:
-            out = self._git(*first)
-        finally:
-            thread.join()
-        if isinstance(got[0], _GitFailed):
-            raise got[0]
-        return out, got[0]
 
     def _seed(self) -> float | None:
         """Start from a copy of the user's index: its stat data spares hashing the files they have not changed.
@@ -267,6 +252,9 @@ class GitSnapshot(Snapshot):
 
     @cached_property
     def ignored(self) -> list[str] | None:
+        return self._ignored()
+
+    def _ignored(self) -> list[str] | None:
         done = self.repo.run(self.root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
         if not done.ok:
             return None
@@ -374,6 +362,29 @@ class GitSnapshot(Snapshot):
         written = self._git("write-tree").decode().strip()
         self._kept.wrote(entries)  # write-tree keeps its cache of trees in the index, its entries as they were
         return written
+
+
+def _at_once(*calls: Callable[[], T]) -> list[T]:
+    """The calls run side by side, each a git process: its stat pass over the index and its walks of the folders
+    wait on the file system, so on two cores they take about the time of the longest. The first error is raised."""
+    got: list[tuple[bool, Any]] = [(False, None)] * len(calls)
+
+    def one(i: int) -> None:
+        try:
+            got[i] = (True, calls[i]())
+        except Exception as exc:  # re-raised in the caller's thread, below
+            got[i] = (False, exc)
+
+    threads = [threading.Thread(target=one, args=(i,), name="goal-snapshot") for i in range(1, len(calls))]
+    for thread in threads:
+        thread.start()
+    one(0)
+    for thread in threads:
+        thread.join()
+    for ok, value in got:
+        if not ok:
+            raise value
+    return [value for _, value in got]
 
 
 def _size(path: Path) -> int:
