@@ -1,16 +1,24 @@
-"""Files hashed by their bytes, for trees outside git: a digest cached by the file's stat data.
+"""Files hashed by their bytes, for trees outside git and the files the guard watches: a digest cached by the
+file's stat data, within a process and, for a goal, between its processes (``kept``).
 
 The cache trusts a file's stat data only once its ctime is old enough that a second write would move it
-(a rewrite within the same tick, with the size kept and the mtime set back, is hashed again)."""
+(a rewrite within the same tick, with the size kept and the mtime set back, is hashed again). A goal's kept
+cache is sealed with the home's key: one not as this home wrote it is not read."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from ..system import files, seal
+from ..system.log import log_error
 
 # Within this many seconds of its ctime a file's stat data cannot vouch for it.
 RACY_SECONDS = 2
@@ -53,3 +61,42 @@ def content_hash(path: str) -> str | None:
                 _cache.clear()
             _cache[path] = (key, digest)
     return digest
+
+
+@contextmanager
+def kept(path: Path, root: Path) -> Iterator[None]:
+    """Inside, the digests of files under ``root`` cached in ``path`` (a goal's, under the home: its seal beside
+    it) are known; what was hashed there meanwhile is written back on the way out."""
+    home, name, prefix = path.parent.parent, f"indexes/{path.name}", os.path.join(root, "")
+    mac = path.with_name(path.name + ".mac")
+    try:
+        data = path.read_bytes()
+        ok = mac.read_text(encoding="ascii").strip() == seal.mac_of_bytes(home, name, data)
+        known = {p: (tuple(k), d) for p, *k, d in json.loads(data)} if ok else {}
+    except (OSError, ValueError, TypeError):
+        known = {}
+    with _lock:
+        for p, entry in known.items():
+            _cache.setdefault(p, entry)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        with _lock:
+            mine = sorted((p, *k, d) for p, (k, d) in _cache.items() if p.startswith(prefix))
+        if mine != sorted((p, *k, d) for p, (k, d) in known.items()):
+            data = json.dumps(mine, separators=(",", ":")).encode()
+            try:
+                files.private_folder(path.parent)
+                write_private(path, data)
+                write_private(mac, (seal.mac_of_bytes(home, name, data) + "\n").encode("ascii"))
+            except OSError as exc:  # a home we cannot write: hashed again next time
+                log_error("tree", f"the hashes of {root} could not be kept in {path}: {exc}")
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """A file of ours written whole, 0600, never through a link; no fsync: a lost one costs hashing again."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

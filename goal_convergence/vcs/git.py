@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import EXIT_UNAVAILABLE, GoalConvergenceError
 from ..system import process
 
 TIMEOUT = 120.0
+T = TypeVar("T")
 # The stat checks our own index leans on (snapshot.py) are forced on: a repository's config could say to trust
 # a file whose mtime was set back (core.trustctime, core.checkStat) or not to look at all (core.ignoreStat).
 _SAFE = ("-c", "core.trustctime=true", "-c", "core.checkStat=default", "-c", "core.ignoreStat=false",
@@ -161,3 +165,27 @@ def init_repo(folder: Path, needed_by: str) -> Repo:
         raise GitUnavailable(f"{needed_by} needs git, and `git init` in {folder} failed ({done.err.strip()}): "
                                    "install git (e.g. apt install git) and try again")
     return repo
+
+
+def at_once(*calls: Callable[[], T]) -> list[T]:
+    """The calls run side by side, each a git process (a stat pass over an index, a walk of the folders: each
+    waits on the file system), so on two cores they take about the time of the longest. The first error is
+    raised."""
+    got: list[tuple[bool, Any]] = [(False, None)] * len(calls)
+
+    def one(i: int) -> None:
+        try:
+            got[i] = (True, calls[i]())
+        except Exception as exc:  # re-raised in the caller's thread, below
+            got[i] = (False, exc)
+
+    threads = [threading.Thread(target=one, args=(i,), name="goal-git") for i in range(1, len(calls))]
+    for thread in threads:
+        thread.start()
+    one(0)
+    for thread in threads:
+        thread.join()
+    for ok, value in got:
+        if not ok:
+            raise value
+    return [value for _, value in got]

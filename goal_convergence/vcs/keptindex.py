@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..system import seal
-from .filehash import RACY_SECONDS
+from .filehash import RACY_SECONDS, write_private
 
 _RACY_NAME = ".racy"
 _MAC_NAME = ".mac"
@@ -150,10 +150,10 @@ class KeptIndex:
             since = time.time() - RACY_SECONDS
             racy = {p for p in paths if recent(os.path.join(top, p), since)}
             if racy or self._racy.exists():
-                _write_private(self._racy, b"".join(os.fsencode(p) + b"\0" for p in sorted(racy)))
+                write_private(self._racy, b"".join(os.fsencode(p) + b"\0" for p in sorted(racy)))
         if self._mac is not None and self.path.is_file():
             os.chmod(self.path, 0o600)  # git makes it as the umask says; the home's files are the user's alone
-            _write_private(self._mac, (self._seal_now() + "\n").encode("ascii"))
+            write_private(self._mac, (self._seal_now() + "\n").encode("ascii"))
         sig = self._sig()
         with _lock:
             if sig is None:
@@ -188,12 +188,3 @@ def recent(path: str, since: float) -> bool:
         return os.lstat(path).st_ctime >= since
     except OSError:
         return False
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """A file of ours written whole, 0600, never through a link; no fsync: a lost one costs one full hash."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)

@@ -18,8 +18,8 @@ after the first costs git's stat pass and walk, not a parse of every entry. File
 second of their last change are listed as racy, and the next snapshot compares their bytes with the
 index's blob ids.
 
-Outside git (or in a repository that is not the project's) the folder is walked and each file's
-bytes hashed, cached by (size, mtime, ctime, inode) within the process.
+Outside git (or in a repository that is not the project's) the folder is walked and each file's bytes
+hashed, cached by (size, mtime, ctime, inode) within the process and, in a session, between processes.
 """
 
 from __future__ import annotations
@@ -31,15 +31,14 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
 
 from ..storage import config
 from ..system.log import log_error
-from . import git, keptindex
+from . import filehash, git, keptindex
 from .filehash import RACY_SECONDS, content_hash
 from .keptindex import forget, state_path
 
@@ -51,19 +50,20 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
 # More paths than this are hashed by letting git walk the whole tree, not by naming each one.
 _NAMED = 2000
 _local = threading.local()
-T = TypeVar("T")
 # `git ls-files -z --debug`: each path, then its recorded stat data; split on that, paths and ctimes alternate.
 _DEBUG = re.compile(rb"\0  ctime: (\d+):[^\n]*\n(?:  [^\n]*\n){3}  size: [^\n]*\tflags: [0-9a-f]+\n")
 
 
 @contextmanager
 def session(root: Path, state: Path) -> Iterator[None]:
-    """Snapshots of ``root`` taken in this thread inside keep their index in ``state`` between processes."""
+    """Snapshots of ``root`` taken in this thread inside keep their index in ``state`` between processes, and
+    the digests of files hashed by their bytes beside it (filehash.kept)."""
     key = Path(root).resolve()
     states = _local.__dict__.setdefault("states", {})
     states[key] = Path(state)
     try:
-        yield
+        with filehash.kept(Path(state).with_name(Path(state).name + ".hashes"), key):
+            yield
     finally:
         states.pop(key, None)
 
@@ -180,7 +180,7 @@ class GitSnapshot(Snapshot):
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
         calls = [lambda: self._git("diff-files", "-z", "--name-only", "--no-renames"),
                  lambda: self._git("ls-files", "-z", "--others", "--exclude-standard")]
-        changed, others, *ignored = _at_once(*calls, *([self._ignored] if pinned else []))
+        changed, others, *ignored = git.at_once(*calls, *([self._ignored] if pinned else []))
         if ignored:
             self.__dict__["ignored"] = ignored[0]  # the cached_property, filled
         self._dirty = {os.fsdecode(p) for p in changed.split(b"\0") if p}
@@ -362,29 +362,6 @@ class GitSnapshot(Snapshot):
         written = self._git("write-tree").decode().strip()
         self._kept.wrote(entries)  # write-tree keeps its cache of trees in the index, its entries as they were
         return written
-
-
-def _at_once(*calls: Callable[[], T]) -> list[T]:
-    """The calls run side by side, each a git process: its stat pass over the index and its walks of the folders
-    wait on the file system, so on two cores they take about the time of the longest. The first error is raised."""
-    got: list[tuple[bool, Any]] = [(False, None)] * len(calls)
-
-    def one(i: int) -> None:
-        try:
-            got[i] = (True, calls[i]())
-        except Exception as exc:  # re-raised in the caller's thread, below
-            got[i] = (False, exc)
-
-    threads = [threading.Thread(target=one, args=(i,), name="goal-snapshot") for i in range(1, len(calls))]
-    for thread in threads:
-        thread.start()
-    one(0)
-    for thread in threads:
-        thread.join()
-    for ok, value in got:
-        if not ok:
-            raise value
-    return [value for _, value in got]
 
 
 def _size(path: Path) -> int:

@@ -174,3 +174,39 @@ def test_a_goal_begun_right_after_the_users_index_was_written_does_not_trust_its
                           check=True).stdout.strip()
     with snapshot.session(git_repo, tmp_path / "home" / "indexes" / "goal-s"):
         assert snapshot.take(git_repo).ids["calc.py"] == blob
+
+
+def test_outside_git_the_digests_are_kept_between_processes_and_trusted_only_under_the_seal(tmp_path):
+    """A folder outside git is hashed by its bytes; a goal's session keeps the digests, sealed, beside its index,
+    so the next process reads only the files whose stat data moved. A kept file forged without the home's key
+    is not read."""
+    import json
+
+    from goal_convergence.system import seal
+    from goal_convergence.vcs import filehash
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    for i in range(5):
+        (project / f"m{i}.py").write_text(f"x = {i}\n")
+        os.utime(project / f"m{i}.py", ns=(OLD, OLD))
+    time.sleep(RACY_WAIT)  # old enough that their stat data vouches for them
+    state = home / "indexes" / "goal-n"
+    with snapshot.session(project, state):
+        real = snapshot.take(project).ids
+    kept = state.with_name(state.name + ".hashes")
+    rows = json.loads(kept.read_bytes())
+    assert sorted(r[0] for r in rows) == sorted(str(project.resolve() / f"m{i}.py") for i in range(5))
+
+    def next_process(forged_rows, with_key: bool) -> dict[str, str]:
+        data = json.dumps(forged_rows).encode()
+        kept.write_bytes(data)
+        mac = seal.mac_of_bytes(home, f"indexes/{kept.name}", data) if with_key else "0" * 64
+        kept.with_name(kept.name + ".mac").write_text(mac + "\n")
+        filehash._cache.clear()  # a new process knows nothing
+        with snapshot.session(project, state):
+            return snapshot.take(project).ids
+
+    forged = [[*row[:-1], "f" * 64] if row[0].endswith("m1.py") else row for row in rows]
+    assert next_process(forged, with_key=True)["m1.py"] == "f" * 64  # the kept digest is what is read
+    assert next_process(forged, with_key=False) == real  # without the seal, the bytes are read again
