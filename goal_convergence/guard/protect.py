@@ -162,8 +162,9 @@ def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
     syspath.shadowed_names(), read now when not given). On a large tree only these few are classified in full."""
     modules = (syspath.shadowed_names() if shadowed is None else shadowed) | {o.rstrip("/").rsplit("/", 1)[-1]
                                                                                for o in own}
-    regexes = [pattern_regex(p) for p in patterns]
-    found = []
+    protected = re.compile("|".join(f"(?:{pattern_regex(p).pattern})" for p in patterns), re.S).fullmatch \
+        if patterns else None
+    found, folder, picked = [], None, False  # a test folder or package metadata is a folder's: looked at once
     for rel in files:
         cut = rel.rfind("/")
         name = rel[cut + 1:]
@@ -172,8 +173,11 @@ def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
             if stem in modules:
                 found.append(rel)
                 continue
-        if (_NAMED.fullmatch(name) or _TEST_FOLDER.search(rel) or rel.startswith(".cargo/config")
-                or ("-info/" in rel and _METADATA.search(rel)) or any(r.fullmatch(rel) for r in regexes)):
+        if rel[:cut + 1] != folder:
+            folder = rel[:cut + 1]
+            picked = bool(_TEST_FOLDER.search(folder) or ("-info/" in folder and _METADATA.search(folder)))
+        if (picked or _NAMED.fullmatch(name) or rel.startswith(".cargo/config")
+                or (protected is not None and protected(rel))):
             found.append(rel)
     return found
 

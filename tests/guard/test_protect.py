@@ -128,6 +128,8 @@ def test_narrowing_from_the_start_answer_is_narrowing_the_whole_tree(before, add
     fresh = set(now) - set(before)
     assert protect.renarrow(start, set(now), fresh, patterns, own, names) == \
         sorted(protect.narrow(now, patterns, own, names))
+    assert protect.narrow(now, patterns, own, names) == [rel for rel in now if protect.narrow([rel], patterns, own,
+                                                                                              names)]
 
 
 def test_the_mark_of_the_names_looked_for_moves_when_a_name_is_added():
