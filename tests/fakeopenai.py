@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from tests.fakeserver import FakeHandler, FakeServer
 
 _ids = itertools.count(1)
@@ -124,3 +126,9 @@ class _Handler(FakeHandler):
 
     def do_GET(self) -> None:
         self.send(200, b'{"data": [], "models": []}')
+
+
+@pytest.fixture
+def fake_openai():
+    with FakeOpenAI() as api:
+        yield api
