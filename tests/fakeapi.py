@@ -27,11 +27,12 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Union
 
 import pytest
+
+from tests.fakeserver import FakeHandler, FakeServer
 
 _ids = itertools.count(1)
 
@@ -203,19 +204,13 @@ class Request:
     body: Any
 
 
-class FakeAPI:
+class FakeAPI(FakeServer):
     def __init__(self) -> None:
         self.history: list[Request] = []
         self._queue: deque[Response] = deque()
         self._responder: Callable[[dict], Response] | None = None
         self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fakeapi",
-                                        daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.start(_Handler, "fakeapi")
 
     def enqueue(self, *responses: Response) -> None:
         with self._lock:
@@ -240,11 +235,6 @@ class FakeAPI:
                 "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
                 **extra}
 
-    def close(self) -> None:
-        self._closing.set()
-        self._server.shutdown()
-        self._server.server_close()
-
     def _next(self, body: dict) -> Response:
         with self._lock:
             if self._queue:
@@ -254,104 +244,64 @@ class FakeAPI:
         return Error(400, "invalid_request_error", "fakeapi: nothing enqueued for this request")
 
 
-def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _Handler(FakeHandler):
+    fake: FakeAPI
 
-        def log_message(self, *args: Any) -> None:  # keep pytest output clean
+    def _record(self) -> Request:
+        raw = self.read_raw()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        request = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self.fake.history.append(request)
+        return request
+
+    def send(self, status: int, payload: bytes, content_type: str = "application/json",
+             headers: dict[str, str] | None = None, every: float | None = None) -> None:
+        super().send(status, payload, content_type, {"request-id": f"req_fake{next(_ids):06d}", **(headers or {})},
+                     every)
+
+    def do_POST(self) -> None:
+        request = self._record()
+        path = self.path.split("?")[0]
+        body = request.body if isinstance(request.body, dict) else {}
+        if path == "/v1/messages/count_tokens":
+            return self.send_json(200, {"input_tokens": estimate_tokens(_prompt(body))})
+        if path != "/v1/messages":
+            return self.send_json(200, {})
+        response, every = self.fake._next(body), None
+        while isinstance(response, (Delay, Drip)):
+            if isinstance(response, Drip):
+                every = response.every
+            elif self.fake.closing.wait(response.seconds):
+                return
+            response = response.response
+        try:
+            if isinstance(response, Redirect):
+                return self.send(response.status, b"", "text/plain",
+                                 {"Location": response.location.rstrip("/") + self.path})
+            if isinstance(response, Raw):
+                return self.send(200, response.payload, response.content_type, every=every)
+            if isinstance(response, Error):
+                return self.send_json(response.status, {"type": "error", "error": {
+                    "type": response.type, "message": response.message}}, response.headers, every)
+            message = response.body(body)
+            if body.get("stream"):
+                return self.send(200, _sse(message), "text/event-stream", every=every)
+            return self.send_json(200, message, every=every)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: fine
             pass
 
-        def _read_body(self) -> Any:
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                raw = b""
-                while size := int(self.rfile.readline().strip() or b"0", 16):
-                    raw += self.rfile.read(size)
-                    self.rfile.readline()
-                self.rfile.readline()
-            else:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if not raw:
-                return None
-            try:
-                return json.loads(raw)
-            except ValueError:
-                return raw.decode("utf-8", "replace")
+    def do_GET(self) -> None:
+        self._record()
+        self.send_json(200, {})
 
-        def _record(self) -> Request:
-            request = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                              self._read_body())
-            api.history.append(request)
-            return request
-
-        def _send(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None,
-                  every: float | None = None):
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("request-id", f"req_fake{next(_ids):06d}")
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            if self.command == "HEAD":
-                return
-            if every is None:
-                self.wfile.write(payload)
-                return
-            self.wfile.flush()
-            for i in range(len(payload)):  # until the client hangs up, or the fake closes
-                if api._closing.wait(every):
-                    return
-                self.wfile.write(payload[i:i + 1])
-                self.wfile.flush()
-
-        def _json(self, status: int, doc: Any, headers: dict[str, str] | None = None, every: float | None = None):
-            self._send(status, json.dumps(doc).encode(), "application/json", headers, every)
-
-        def do_POST(self) -> None:
-            request = self._record()
-            path = self.path.split("?")[0]
-            body = request.body if isinstance(request.body, dict) else {}
-            if path == "/v1/messages/count_tokens":
-                return self._json(200, {"input_tokens": estimate_tokens(_prompt(body))})
-            if path != "/v1/messages":
-                return self._json(200, {})
-            response, every = api._next(body), None
-            while isinstance(response, (Delay, Drip)):
-                if isinstance(response, Drip):
-                    every = response.every
-                elif api._closing.wait(response.seconds):
-                    return
-                response = response.response
-            try:
-                if isinstance(response, Redirect):
-                    return self._send(response.status, b"", "text/plain",
-                                      {"Location": response.location.rstrip("/") + self.path})
-                if isinstance(response, Raw):
-                    return self._send(200, response.payload, response.content_type, every=every)
-                if isinstance(response, Error):
-                    return self._json(response.status, {"type": "error", "error": {
-                        "type": response.type, "message": response.message}}, response.headers, every)
-                message = response.body(body)
-                if body.get("stream"):
-                    return self._send(200, _sse(message), "text/event-stream", every=every)
-                return self._json(200, message, every=every)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: fine
-                pass
-
-        def do_GET(self) -> None:
-            self._record()
-            self._json(200, {})
-
-        do_HEAD = do_GET
-        do_PUT = do_DELETE = do_PATCH = do_POST
-
-    return Handler
+    do_HEAD = do_GET
+    do_PUT = do_DELETE = do_PATCH = do_POST
 
 
 @pytest.fixture
 def fake_api():
-    api = FakeAPI()
-    try:
+    with FakeAPI() as api:
         yield api
-    finally:
-        api.close()

@@ -11,14 +11,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.fakeserver import FakeHandler, FakeServer
 
 MODEL = "gemini-2.5-flash"
 _calls = itertools.count(1)
@@ -64,17 +64,12 @@ class Seen:
 
 
 @dataclass
-class FakeGemini:
+class FakeGemini(FakeServer):
     responder: Callable[[dict], Reply | Refusal] = lambda body: say("ok")
     seen: list[Seen] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fakegemini",
-                                        daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.start(_Handler, "fakegemini")
 
     def env(self, home: Path, **extra: str) -> dict[str, str]:
         """The environment that runs the real Gemini CLI offline against this server, its folder trusted."""
@@ -83,63 +78,40 @@ class FakeGemini:
                 "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "true", "NO_COLOR": "1",
                 "GEMINI_TELEMETRY_ENABLED": "false", **extra}
 
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
+class _Handler(FakeHandler):
+    fake: FakeGemini
 
-def _handler(api: FakeGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def do_POST(self) -> None:
+        raw = self.read_raw()
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {}
+        path = self.path.split("?")[0]
+        self.fake.seen.append(Seen(path, body))
+        if path.endswith(":countTokens"):
+            return self.send_json(200, {"totalTokens": len(raw) // 4})
+        if not path.endswith(("GenerateContent", "generateContent")):
+            return self.send(404, b'{"error": {"code": 404, "message": "fakegemini: no such path"}}')
+        try:
+            reply = self.fake.responder(body)
+            if isinstance(reply, Refusal):
+                return self.send_json(400, {"error": {"code": 400, "message": reply.message,
+                                                      "status": "INVALID_ARGUMENT"}})
+            reply = reply.body()
+        except Exception as exc:  # noqa: BLE001 - a broken script must show in the CLI's error, not hang it
+            return self.send_json(500, {"error": {"code": 500, "message": repr(exc)}})
+        if path.endswith(":streamGenerateContent"):
+            return self.send(200, f"data: {json.dumps(reply)}\r\n\r\n".encode(), "text/event-stream")
+        return self.send_json(200, reply)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {}
-            path = self.path.split("?")[0]
-            api.seen.append(Seen(path, body))
-            if path.endswith(":countTokens"):
-                return self._send(200, json.dumps({"totalTokens": len(raw) // 4}).encode(), "application/json")
-            if not path.endswith(("GenerateContent", "generateContent")):
-                return self._send(404, b'{"error": {"code": 404, "message": "fakegemini: no such path"}}',
-                                  "application/json")
-            try:
-                reply = api.responder(body)
-                if isinstance(reply, Refusal):
-                    return self._send(400, json.dumps({"error": {"code": 400, "message": reply.message,
-                                                                 "status": "INVALID_ARGUMENT"}}).encode(),
-                                      "application/json")
-                reply = reply.body()
-            except Exception as exc:  # noqa: BLE001 - a broken script must show in the CLI's error, not hang it
-                return self._send(500, json.dumps({"error": {"code": 500, "message": repr(exc)}}).encode(),
-                                  "application/json")
-            if path.endswith(":streamGenerateContent"):
-                return self._send(200, f"data: {json.dumps(reply)}\r\n\r\n".encode(), "text/event-stream")
-            return self._send(200, json.dumps(reply).encode(), "application/json")
-
-        def do_GET(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._send(404, b"{}", "application/json")
-
-    return Handler
+    def do_GET(self) -> None:
+        self.read_raw()
+        self.send(404, b"{}")
 
 
 @pytest.fixture
 def fake_gemini():
-    api = FakeGemini()
-    try:
+    with FakeGemini() as api:
         yield api
-    finally:
-        api.close()

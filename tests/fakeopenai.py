@@ -17,9 +17,11 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+
+import pytest
+
+from tests.fakeserver import FakeHandler, FakeServer
 
 _ids = itertools.count(1)
 
@@ -76,19 +78,18 @@ def texts(body: dict, *roles: str) -> list[str]:
 
 
 @dataclass
-class FakeOpenAI:
+class FakeOpenAI(FakeServer):
     responder: Callable[[dict], Reply] = lambda body: say("ok")
     requests: list[dict] = field(default_factory=list)
     billed: list[dict] = field(default_factory=list)  # the usage of every response sent
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.start(_Handler, "fakeopenai")
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}/v1"
+        return f"{self.url}/v1"
 
     def set_responder(self, fn: Callable[[dict], Reply]) -> None:
         self.responder = fn
@@ -101,10 +102,6 @@ class FakeOpenAI:
         path.write_text(f'model = "{model}"\nmodel_provider = "fake"\n{extra}\n{provider}', encoding="utf-8")
         return path
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
     def _answer(self, body: dict) -> bytes:
         with self._lock:
             self.requests.append(body)
@@ -114,33 +111,24 @@ class FakeOpenAI:
         return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
-def _handler(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _Handler(FakeHandler):
+    fake: FakeOpenAI
 
-        def log_message(self, *args: Any) -> None:
-            pass
+    def do_POST(self) -> None:
+        raw = self.read_raw()
+        if not self.path.rstrip("/").endswith("/responses"):
+            return self.send(200, b"{}")
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return self.send(400, b'{"error": {"message": "not JSON"}}')
+        self.send(200, self.fake._answer(body), "text/event-stream")
 
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def do_GET(self) -> None:
+        self.send(200, b'{"data": [], "models": []}')
 
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            if not self.path.rstrip("/").endswith("/responses"):
-                self._send(200, b"{}", "application/json")
-                return
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                self._send(400, b'{"error": {"message": "not JSON"}}', "application/json")
-                return
-            self._send(200, api._answer(body), "text/event-stream")
 
-        def do_GET(self) -> None:
-            self._send(200, b'{"data": [], "models": []}', "application/json")
-
-    return Handler
+@pytest.fixture
+def fake_openai():
+    with FakeOpenAI() as api:
+        yield api

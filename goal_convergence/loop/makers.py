@@ -9,7 +9,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import ValidationError
 
@@ -88,42 +88,86 @@ class CommandMaker:
 
 
 @dataclass
-class ClaudeMaker:
-    """Claude Code in print mode: the objective first, then `--resume` of the same session with each hint."""
+class AgentMaker:
+    """What the headless agents' makers share: find the agent's binary, send the first prompt or, in the resumed
+    session, the hint, run it in the project with the maker's mark, and read its output into a MakerReport.
+    Each agent gives its argv, its environment, and how its output reads (``parse`` and ``reported``, or
+    ``report`` whole)."""
 
+    name: ClassVar[str]
+    label: ClassVar[str]  # the command as the summaries name it, e.g. "claude -p"
+    install: ClassVar[str]  # what to install, or which variable to set, when the binary is not found
     model: str | None = None
-    name: str = "claude"
+
+    def binary(self) -> str | None:
+        raise NotImplementedError
+
+    def argv(self, binary: str, prompt: str, session: str | None, model: str | None, goal: Goal) -> list[str]:
+        raise NotImplementedError
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def parse(self, out: bytes, err: process.Capture) -> Any:
+        """The result the agent printed at the end of its turn; ValidationError when there is none."""
+        raise NotImplementedError
+
+    def reported(self, goal: Goal, done: process.Exit, result: Any) -> MakerReport:
+        raise NotImplementedError
 
     def command(self, goal: Goal, hint: str) -> list[str]:
-        binary = printmode.binary()
+        binary = self.binary()
         if not binary:
-            raise MakerError("the claude maker needs Claude Code: install it (npm install -g @anthropic-ai/claude-code) "
-                             "or set CLAUDE_BIN, or use --maker-cmd CMD")
+            raise MakerError(f"the {self.name} maker needs {self.install}, or use --maker-cmd CMD")
         session = goal.maker.session_id
         prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
+        return self.argv(binary, prompt, session, self.model or goal.maker.model, goal)
+
+    def work(self, goal: Goal, hint: str, timeout: float | None,
+             cancel: threading.Event | None = None) -> MakerReport:
+        out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
+        done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
+                           env={**self.env(), **maker_env(goal)}, cancel=cancel)
+        return self.report(goal, done, out, err)
+
+    def report(self, goal: Goal, done: process.Exit, out: process.Capture, err: process.Capture) -> MakerReport:
+        if done.cancelled:  # killed before it printed its spend, unknown then (claude's --max-budget-usd bounds it)
+            return MakerReport(summary=f"[{self.label} was stopped: the goal ended in another attempt]", failed=True)
+        if done.timed_out:
+            return MakerReport(summary=f"[{self.label} ran out of the goal's time budget]", failed=True)
+        try:
+            result = self.parse(bytes(out.head), err)
+        except ValidationError:
+            tail = (err.last_text() if err.total else out.last_text()).strip()[-500:]
+            return MakerReport(summary=f"[{self.label} exited {done.code} without a result: {tail}]", failed=True)
+        return self.reported(goal, done, result)
+
+
+class ClaudeMaker(AgentMaker):
+    """Claude Code in print mode: the objective first, then `--resume` of the same session with each hint."""
+
+    name, label = "claude", "claude -p"
+    install = "Claude Code: install it (npm install -g @anthropic-ai/claude-code) or set CLAUDE_BIN"
+
+    def binary(self) -> str | None:
+        return printmode.binary()
+
+    def argv(self, binary: str, prompt: str, session: str | None, model: str | None, goal: Goal) -> list[str]:
         args = [binary, "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
         if session:
             args += ["--resume", session]
         left = budget.dollars_left(goal)
         if left is not None:  # a maker killed with us could not tell us what it spent: it may not pass this
             args += ["--max-budget-usd", f"{max(0.0, left):.4f}"]
-        model = self.model or goal.maker.model
         return args + (["--model", model] if model else [])
 
-    def work(self, goal: Goal, hint: str, timeout: float | None,
-             cancel: threading.Event | None = None) -> MakerReport:
-        out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
-        done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
-                           env={**printmode.detached_env(), **maker_env(goal)}, cancel=cancel)
-        if done.cancelled:  # killed with its session's cost unknown: --max-budget-usd bounded what it could spend
-            return MakerReport(summary="[claude -p was stopped: the goal ended in another attempt]", failed=True)
-        if done.timed_out:
-            return MakerReport(summary="[claude -p ran out of the goal's time budget]", failed=True)
-        try:
-            result = PrintResult.model_validate_json(bytes(out.head).strip() or b"{}")
-        except ValidationError:
-            tail = (err.last_text() if err.total else out.last_text()).strip()[-500:]
-            return MakerReport(summary=f"[claude -p exited {done.code} without a result: {tail}]", failed=True)
+    def env(self) -> dict[str, str]:
+        return printmode.detached_env()
+
+    def parse(self, out: bytes, err: process.Capture) -> PrintResult:
+        return PrintResult.model_validate_json(out.strip() or b"{}")
+
+    def reported(self, goal: Goal, done: process.Exit, result: PrintResult) -> MakerReport:
         return MakerReport(
             summary=(result.result or "")[-SUMMARY_CHARS:],
             cost=Cost(dollars=result.total_cost_usd, tokens=result.tokens),
@@ -133,33 +177,25 @@ class ClaudeMaker:
         )
 
 
-@dataclass
-class CodexMaker:
+class CodexMaker(AgentMaker):
     """Codex CLI headless: `codex exec --json` with the objective, then `codex exec resume` of the same session
     with each hint, in its workspace-write sandbox. Its spend is read from the session's rollout file from
     where the last read stopped (storage/rollout.py), so a resumed session is charged once."""
 
-    model: str | None = None
-    name: str = "codex"
+    name, label = "codex", "codex exec"
+    install = "Codex CLI: install it (npm install -g @openai/codex) or set CODEX_BIN"
 
-    def command(self, goal: Goal, hint: str) -> list[str]:
-        binary = codexmode.binary()
-        if not binary:
-            raise MakerError("the codex maker needs Codex CLI: install it (npm install -g @openai/codex) or set "
-                             "CODEX_BIN, or use --maker-cmd CMD")
-        session = goal.maker.session_id
-        prompt = hint_prompt(goal, hint) if session and hint else first_prompt(goal)
-        model = self.model or goal.maker.model
+    def binary(self) -> str | None:
+        return codexmode.binary()
+
+    def argv(self, binary: str, prompt: str, session: str | None, model: str | None, goal: Goal) -> list[str]:
         _priced(goal, model or codexmode.configured_model())
         args = [binary, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
                 *(["--model", model] if model else [])]
         return [*args, "resume", session, prompt] if session else [*args, prompt]
 
-    def work(self, goal: Goal, hint: str, timeout: float | None,
-             cancel: threading.Event | None = None) -> MakerReport:
-        out, err = process.Capture(head=_RESULT_BYTES), process.Capture()
-        done = process.run(self.command(goal, hint), Path(goal.project_root), out, err=err, timeout=timeout,
-                           env={**os.environ, **maker_env(goal)}, cancel=cancel)
+    def report(self, goal: Goal, done: process.Exit, out: process.Capture, err: process.Capture) -> MakerReport:
+        # Read whatever the turn printed, stopped or not: the rollout holds what it spent up to the kill.
         result = codex_exec.parse(bytes(out.head).decode("utf-8", "replace"))
         reading = rollout.Reading()
         path = codexmode.rollout_path(result.thread_id or "")
@@ -172,7 +208,7 @@ class CodexMaker:
         if failed:
             why = "was stopped" if done.cancelled else "ran out of time" if done.timed_out else f"exited {done.code}"
             tail = result.error or (err.last_text() if err.total else "").strip()[-500:]
-            summary = f"[codex exec {why}{': ' + tail if tail else ''}]\n{summary}"
+            summary = f"[{self.label} {why}{': ' + tail if tail else ''}]\n{summary}"
         return MakerReport(summary=summary[-SUMMARY_CHARS:], cost=Cost(dollars=reading.dollars, tokens=reading.tokens),
                            model=reading.model, transcript_offsets=reading.offsets, failed=failed,
                            session_id=result.thread_id or goal.maker.session_id)

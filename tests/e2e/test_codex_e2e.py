@@ -12,7 +12,7 @@ from goal_convergence.models import Goal
 from goal_convergence.storage.store import Store
 from tests.e2e.codex_harness import GOAL_PROMPT, Codex, MakerScript, OracleScript, codex_bin, maker_turn, thread_id
 from tests.e2e.harness import two_bug_project
-from tests.fakeopenai import FakeOpenAI, patch, run, say, texts
+from tests.fakeopenai import fake_openai, patch, run, say, texts  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -23,20 +23,13 @@ FIX_MUL = "sed -i 's/return a + b$/return a * b/; 0,/return a + b/s//return a + 
 
 
 @pytest.fixture
-def openai():
-    api = FakeOpenAI()
-    yield api
-    api.close()
-
-
-@pytest.fixture
 def project(tmp_path) -> Path:
     return two_bug_project(tmp_path / "calc-project")
 
 
 @pytest.fixture
-def codex(fake_api, openai, isolated_home, project) -> Codex:
-    return Codex(codex_bin(), openai, fake_api, isolated_home, project)
+def codex(fake_api, fake_openai, isolated_home, project) -> Codex:  # noqa: F811
+    return Codex(codex_bin(), fake_openai, fake_api, isolated_home, project)
 
 
 def scripted(codex: Codex, plan, hint: str = HINT) -> tuple[MakerScript, OracleScript]:

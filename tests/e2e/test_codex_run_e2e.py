@@ -18,7 +18,7 @@ from goal_convergence.storage.store import Store
 from tests.conftest import git
 from tests.e2e.codex_harness import MAKER_MODEL, codex_bin
 from tests.e2e.harness import ORACLE_MARK
-from tests.fakeopenai import FakeOpenAI, Reply, run, say, texts
+from tests.fakeopenai import Reply, fake_openai, run, say, texts  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -26,13 +26,6 @@ JUDGE_MODEL = "gpt-5-mini"
 HINT = "ORACLE-HINT-3: sentence_count() only counts '.'; a sentence also ends with ! or ?"
 FIX_WORDS = "sed -i 's/return text.split(\" \")/return text.split()/' textstats.py"
 FIX_SENTENCES = "sed -i 's/return text.count(\".\")/return sum(text.count(m) for m in \".!?\")/' textstats.py"
-
-
-@pytest.fixture
-def openai():
-    api = FakeOpenAI()
-    yield api
-    api.close()
 
 
 @pytest.fixture
@@ -71,12 +64,12 @@ class Both:
 
 
 def test_goal_run_with_the_codex_maker_and_the_codex_judge_converges_on_the_demo_project(
-        openai, sample, isolated_home, monkeypatch):
+        fake_openai, sample, isolated_home, monkeypatch):  # noqa: F811
     binary = codex_bin()
     codex_home = isolated_home / ".codex"
-    openai.codex_config(codex_home, MAKER_MODEL)
+    fake_openai.codex_config(codex_home, MAKER_MODEL)
     both = Both()
-    openai.set_responder(both)
+    fake_openai.set_responder(both)
     env = {**dict(__import__("os").environ), "CODEX_BIN": binary, "CODEX_HOME": str(codex_home)}
     done = subprocess.run([sys.executable, "-m", "goal_convergence", "run", "make all tests pass", "--maker", "codex",
                            "--test", f"{sys.executable} -m unittest -q", "--oracle", "codex-cli",
@@ -91,8 +84,8 @@ def test_goal_run_with_the_codex_maker_and_the_codex_judge_converges_on_the_demo
     assert len(both.judge) == 2 and all(body["model"] == JUDGE_MODEL for body in both.judge)
     assert any(HINT in "\n".join(texts(body, "user")) for body in both.maker)  # the hint reached the maker
     # both makers' turns and both judge calls are charged, the maker's from its rollout file
-    maker_billed = sum(u["input_tokens"] + u["output_tokens"] for body, u in zip(openai.requests, openai.billed)
-                       if body["model"] == MAKER_MODEL)
+    maker_billed = sum(u["input_tokens"] + u["output_tokens"]
+                       for body, u in zip(fake_openai.requests, fake_openai.billed) if body["model"] == MAKER_MODEL)
     assert goal.spent.maker_tokens == maker_billed and goal.spent.maker_dollars > 0
     assert goal.spent.oracle_tokens > 0 and goal.spent.oracle_dollars > 0
     assert "return text.split()" in (sample / "textstats.py").read_text()
@@ -108,20 +101,20 @@ def test_the_codex_judge_is_refused_when_it_would_run_the_makers_model(sample, i
     assert "gpt-5.1-codex-mini or gpt-5-mini" in done.stderr
 
 
-def test_a_codex_maker_on_a_model_with_no_price_needs_a_token_budget(openai, sample, isolated_home):
+def test_a_codex_maker_on_a_model_with_no_price_needs_a_token_budget(fake_openai, sample, isolated_home):  # noqa: F811
     codex_home = isolated_home / ".codex"
-    openai.codex_config(codex_home, "gpt-9-nano")
+    fake_openai.codex_config(codex_home, "gpt-9-nano")
     env = {**dict(__import__("os").environ), "CODEX_BIN": codex_bin(), "CODEX_HOME": str(codex_home)}
     args = [sys.executable, "-m", "goal_convergence", "run", "make all tests pass", "--maker", "codex",
             "--test", f"{sys.executable} -m unittest -q", "--oracle", "conditions", "--max-iterations", "1"]
     refused = subprocess.run(args, cwd=sample, env=env, capture_output=True, text=True, timeout=300)
-    assert refused.returncode != 0 and openai.requests == []  # refused before the maker spent anything
+    assert refused.returncode != 0 and fake_openai.requests == []  # refused before the maker spent anything
     assert "no price for the Codex model 'gpt-9-nano'" in refused.stderr + refused.stdout
     assert "--max-tokens N" in refused.stderr + refused.stdout
 
-    openai.set_responder(lambda body: say("I looked; nothing to change."))
+    fake_openai.set_responder(lambda body: say("I looked; nothing to change."))
     bounded = subprocess.run([*args, "--max-tokens", "500000"], cwd=sample, env=env, capture_output=True, text=True,
                              timeout=300)
-    assert openai.requests, bounded.stderr  # with a token budget it runs, and its tokens are counted
+    assert fake_openai.requests, bounded.stderr  # with a token budget it runs, and its tokens are counted
     goal = [g for g in Store().iter_all(Goal) if g.budget.max_tokens == 500000][0]
     assert goal.spent.maker_tokens > 0 and goal.spent.maker_dollars == 0

@@ -20,9 +20,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ...system import index
 from . import fast
@@ -34,30 +35,43 @@ SETTLE_SECONDS = 20.0
 
 
 def main(argv: list[str]) -> int:
+    return serve(argv, fast.EVENTS, "", _answer, lambda event, exc: {"systemMessage": fast.failure_line(event, exc)},
+                 _emit)
+
+
+def serve(argv: list[str], events: Collection[str], agent: str, answer: Callable[[str, bytes], dict[str, Any]],
+          failed: Callable[[str, BaseException], dict[str, Any]], emit: Callable[[dict[str, Any]], None]) -> int:
+    """Every agent's `goal hook`: the event ``argv`` names, the ``answer`` to the hook input on stdin, emitted.
+    A hook never breaks the session it runs in: a failure is answered by ``failed`` (logged, shown in one
+    line), and the exit code is always 0."""
     event = argv[0] if len(argv) == 1 else None
-    if event not in fast.EVENTS:
-        _emit({"systemMessage": f"goal-convergence: unknown hook {' '.join(argv)!r}; expected one of "
-                                f"{', '.join(fast.EVENTS)}"})
+    if event not in events:
+        emit({"systemMessage": f"goal-convergence: unknown {agent}hook {' '.join(argv)!r}; expected one of "
+                               f"{', '.join(events)}"})
         return 0
     try:
-        data = sys.stdin.buffer.read()
-        # popped: the checks and the oracle this hook runs may start hooks of their own
-        ran = os.environ.pop(fast.RAN, None) == "1"
-        child = os.environ.pop(DETACHED, None) == "1"
-        if event == "pre-tool-use":  # the fast path's alone, even when the launcher's attempt failed
-            answer = fast.answer(event, data) or {}
-        else:
-            answer = None if ran or child else fast.answer(event, data)
-        if answer is None and event == "session-end" and not child:
-            answer = _out_of_reach(event, data)
-        if answer is None:
-            if event != "session-end":
-                _after_session_end(data)
-            answer = _slow(event, data)
+        reply = answer(event, sys.stdin.buffer.read())
     except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
-        answer = {"systemMessage": fast.failure_line(event, exc)}
-    _emit(answer)
+        reply = failed(event, exc)
+    emit(reply)
     return 0
+
+
+def _answer(event: str, data: bytes) -> dict[str, Any]:
+    # popped: the checks and the oracle this hook runs may start hooks of their own
+    ran = os.environ.pop(fast.RAN, None) == "1"
+    child = os.environ.pop(DETACHED, None) == "1"
+    if event == "pre-tool-use":  # the fast path's alone, even when the launcher's attempt failed
+        answer = fast.answer(event, data) or {}
+    else:
+        answer = None if ran or child else fast.answer(event, data)
+    if answer is None and event == "session-end" and not child:
+        answer = _out_of_reach(event, data)
+    if answer is None:
+        if event != "session-end":
+            _after_session_end(data)
+        answer = _slow(event, data)
+    return answer
 
 
 @contextmanager

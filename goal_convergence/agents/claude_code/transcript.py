@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import add
@@ -89,7 +90,7 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
         try:
             found = _read_file(path, offsets.get(key, 0), budget, None if key in offsets else since)
         except (OSError, ValueError) as e:
-            bad.append(f"{key!r} ({getattr(e, 'strerror', None) or e})")
+            bad.append(unread(key, e))
             continue
         if found is None:
             continue
@@ -116,35 +117,57 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
                     _spend(spent, cost.applies(price, one), one)
     reading.dollars = sum(cost.counts_cost(price, counts) for price, counts in spent.items())
     reading.tokens = sum(map(sum, spent.values()))
-    if bad:
-        reading.note = (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is "
-                        "read, so the maker's spend there is not counted")
+    reading.note = unread_note(bad)
     return reading
 
 
-def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _File | None:
+def unread(key: str, error: OSError | ValueError) -> str:
+    """A transcript that could not be read, as ``unread_note`` names it."""
+    return f"{key!r} ({getattr(error, 'strerror', None) or error})"
+
+
+def unread_note(bad: list[str]) -> str | None:
+    if not bad:
+        return None
+    return (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is read, so the "
+            "maker's spend there is not counted")
+
+
+@contextmanager
+def opened(path: Path) -> Iterator[tuple[int, int] | None]:
+    """A descriptor of ``path`` to read, and its size; None when there is no such file, ValueError when it is
+    not a regular file (a FIFO or a device would hang the hook)."""
     try:
         # O_NONBLOCK: opening a FIFO with no writer must not wait for one.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        return None
+        yield None
+        return
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("not a regular file")
-        if start > info.st_size:  # the file was replaced by a shorter one: read the new one whole
+        yield fd, info.st_size
+    finally:
+        os.close(fd)
+
+
+def _read_file(path: Path, start: int, budget: int, since: datetime | None) -> _File | None:
+    with opened(path) as file:
+        if file is None:
+            return None
+        fd, size = file
+        if start > size:  # the file was replaced by a shorter one: read the new one whole
             start = 0
         found = _File(start=start, end=start)
-        stop = min(info.st_size, start + max(0, budget))
+        stop = min(size, start + max(0, budget))
         lines = scan.Scan(since, found.messages, fd)
         found.end = scan.read_lines(fd, start, stop, lines)
         lines.finish()
-        found.complete = stop >= info.st_size
+        found.complete = stop >= size
         if found.end == start and not found.complete and stop - start >= min(scan.MAX_LINE, MAX_READ):
             found.end = stop  # one line longer than a whole read (a sparse file's zeros): past it, not again from 0
         return found
-    finally:
-        os.close(fd)
 
 
 def _spend(spent: dict[cost.Price, list[int]], price: cost.Price, counts: Iterable[int]) -> None:

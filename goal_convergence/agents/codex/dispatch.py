@@ -12,25 +12,21 @@ import json
 import sys
 
 from ..claude_code import fast as claude_fast
-from ..claude_code.dispatch import stdout_on_stderr
+from ..claude_code.dispatch import serve, stdout_on_stderr
 from . import fast
 
 
 def main(argv: list[str]) -> int:
-    event = argv[0] if len(argv) == 1 else None
-    if event not in fast.EVENTS:
-        _emit({"systemMessage": f"goal-convergence: unknown Codex hook {' '.join(argv)!r}; expected one of "
-                                f"{', '.join(fast.EVENTS)}"})
-        return 0
-    try:
-        data = sys.stdin.buffer.read()
-        answer = fast.answer(event, data)
-        if answer is None:
-            answer = _slow(event, data)
-    except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
-        answer = {"systemMessage": fast.in_codex(claude_fast.failure_line(event, exc))}
-    _emit(answer)
-    return 0
+    return serve(argv, fast.EVENTS, "Codex ", _answer, _failed, _emit)
+
+
+def _answer(event: str, data: bytes) -> dict[str, object]:
+    answer = fast.answer(event, data)
+    return _slow(event, data) if answer is None else answer
+
+
+def _failed(event: str, exc: BaseException) -> dict[str, object]:
+    return {"systemMessage": fast.in_codex(claude_fast.failure_line(event, exc))}
 
 
 def _slow(event: str, data: bytes) -> dict[str, object]:

@@ -12,27 +12,24 @@ import json
 import sys
 from typing import Any
 
-from ..claude_code.dispatch import stdout_on_stderr
+from ..claude_code.dispatch import serve, stdout_on_stderr
 from . import fast
 
 
 def main(argv: list[str]) -> int:
-    event = argv[0] if len(argv) == 1 else None
-    if event not in fast.EVENTS:
-        _emit({"systemMessage": f"goal-convergence: unknown Gemini CLI hook {' '.join(argv)!r}; expected one of "
-                                f"{', '.join(fast.EVENTS)}"})
-        return 0
-    try:
-        payload = fast.claude_input(event, fast.decode(sys.stdin.buffer.read()))
-        answer = fast.answer(event, payload)
-        if answer is None:
-            answer = fast.gemini_answer(event, _slow(event, payload))
-    except BaseException as exc:  # noqa: BLE001 - whatever it is, the user's session carries on
-        from ..claude_code.fast import failure_line
+    return serve(argv, fast.EVENTS, "Gemini CLI ", _answer, _failed, _emit)
 
-        answer = {"systemMessage": failure_line(f"gemini {event}", exc)}
-    _emit(answer)
-    return 0
+
+def _answer(event: str, data: bytes) -> dict[str, Any]:
+    payload = fast.claude_input(event, fast.decode(data))
+    answer = fast.answer(event, payload)
+    return fast.gemini_answer(event, _slow(event, payload)) if answer is None else answer
+
+
+def _failed(event: str, exc: BaseException) -> dict[str, Any]:
+    from ..claude_code.fast import failure_line
+
+    return {"systemMessage": failure_line(f"gemini {event}", exc)}
 
 
 def _slow(event: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from ...models import parse_iso
 from ...storage import cost
-from ..claude_code.transcript import Reading
+from ..claude_code.transcript import Reading, opened, unread, unread_note
 
 MAX_READ = 512 << 20  # bytes read per call, over all the session's files
 
@@ -72,7 +71,7 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
         try:
             found = _read_file(path, offsets.get(key, 0), budget, None if key in offsets else since)
         except (OSError, ValueError) as e:
-            bad.append(f"{key!r} ({getattr(e, 'strerror', None) or e})")
+            bad.append(unread(key, e))
             continue
         if found is None:
             continue
@@ -88,9 +87,7 @@ def read(transcript_path: str | Path, offsets: Mapping[str, int], *, since: date
         if i == 0 and messages.order:
             reading.model = messages.usage[messages.order[-1]][0]
     reading.dollars, reading.tokens, reading.unpriced = cost.priced(spent)
-    if bad:
-        reading.note = (f"goal-convergence: did not read the transcript {', '.join(bad)}: only a regular file is "
-                        "read, so the maker's spend there is not counted")
+    reading.note = unread_note(bad)
     return reading
 
 
@@ -104,25 +101,19 @@ def _counts(tokens: dict) -> tuple[int, ...]:
 
 def _read_file(path: Path, start: int, budget: int,
                since: datetime | None) -> tuple[int, bool, _Messages] | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO with no writer must not block
-    except FileNotFoundError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
-        start = 0 if start > info.st_size else start  # replaced by a shorter file: read the new one whole
-        stop = min(info.st_size, start + max(0, budget))
+    with opened(path) as file:
+        if file is None:
+            return None
+        fd, size = file
+        start = 0 if start > size else start  # replaced by a shorter file: read the new one whole
+        stop = min(size, start + max(0, budget))
         data = os.pread(fd, stop - start, start)
-    finally:
-        os.close(fd)
     end = start + data.rfind(b"\n") + 1  # complete lines only
     messages, offset = _Messages(), start
     for line in data[:end - start].splitlines(keepends=True):
         _take(line, offset, messages, since)
         offset += len(line)
-    return end, stop >= info.st_size and end == stop, messages
+    return end, stop >= size and end == stop, messages
 
 
 def _take(line: bytes, offset: int, messages: _Messages, since: datetime | None) -> None:
