@@ -19,7 +19,7 @@ from pathlib import Path
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys, Lines
-from .flood import Beyond, names, tally, test_name
+from .flood import Beyond, names, tally, watched
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
 
@@ -153,7 +153,7 @@ class CensusScanner(LineScanner):
         self._memo: set[bytes] = set()
         self._beyond: dict[str, Beyond] = {}  # by runner: the ids past MAX_IDS
         self._watch: set[bytes] | None = None  # past the bound: the names of the pytest ids a line may be (flood.py)
-        self._addresses = False  # whether one of them holds an address (normalise_id)
+        self._addresses = self._watched_past = False  # whether one holds an address (normalise_id); the start's
         self._ran: int | None = None  # unittest's "Ran N tests", until its status line
         self._jest_file, self._jest_left, self._cargo = "", 0, ""
         self._jest_stack: list[tuple[int, str]] = []  # (indent, describe name)
@@ -195,7 +195,8 @@ class CensusScanner(LineScanner):
         found = names(lines) if len(self._ids.get("pytest", ())) >= MAX_IDS else None
         hits = list(filter(self._watching().__contains__, found)) if found else []
         if found and len(hits) < len(found) and "pytest" not in self._beyond:  # an id past the bound: the start's
-            hits = list(filter(self._watching(self._past("pytest")).__contains__, found))  # asked for, looked for
+            self._past("pytest")  # ids are asked for now, and looked for too
+            hits = list(filter(self._watching().__contains__, found))
         while (not found or len(hits) == len(found) or self._addresses and b"0x" in lines) and start < end:
             start = self._read(block, start)  # each line read alone
         if start >= end:
@@ -209,13 +210,12 @@ class CensusScanner(LineScanner):
             self._beyond[runner] = Beyond(set(self._expected()) if self._expected else None)
         return self._beyond[runner]
 
-    def _watching(self, past: Beyond | None = None) -> set[bytes]:
-        """Past the bound, the names of the pytest ids a line may be (flood.py): those kept, and the start's once
-        they are asked for (``past``)."""
-        if self._watch is None or past is not None:
-            wanted = [*self._ids["pytest"], *(past.expected or () if past else ())]
-            self._watch = {test_name(test_id).encode() for test_id in wanted}
-            self._addresses = any(b"0x?" in name for name in self._watch)
+    def _watching(self) -> set[bytes]:
+        """Past the bound, the names of the pytest ids a line may be: those kept, and the start's once asked for."""
+        past = self._beyond.get("pytest")
+        if self._watch is None or past is not None and not self._watched_past:
+            self._watched_past = past is not None
+            self._watch, self._addresses = watched([*self._ids["pytest"], *(past.expected or () if past else ())])
         return self._watch
 
     def _note(self, runner: str, test_id: str, bits: int, ids: dict[str, int] | None = None) -> None:

@@ -14,7 +14,7 @@ short string a line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 
 _OUTCOMES = b"PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
 # The classes of census._PYTEST_VERBOSE in bytes, for ASCII lines: [^\s:], \S and [^ \n]. A line matches below
@@ -32,6 +32,13 @@ _REWRITTEN = (b"\x00", b"\x1b", b"\r")  # bytes decoding changes (lines.decode_l
 def test_name(test_id: str) -> str:
     """What follows the last colon of a test id: the same in a verbose line's id and in the census's."""
     return test_id.rpartition(":")[2]
+
+
+def watched(ids: Iterable[str]) -> tuple[set[bytes], bool]:
+    """The names of ``ids`` (a verbose line with none of them names none of those ids), and whether one holds an
+    address (census.normalise_id: then a line that holds one is read alone)."""
+    found = {test_name(test_id).encode() for test_id in ids}
+    return found, any(b"0x?" in name for name in found)
 
 
 def names(lines: bytes) -> list[bytes] | None:
@@ -88,7 +95,7 @@ class Beyond:
     def __init__(self, expected: Collection[str] | None) -> None:
         self.expected = expected
         self.found: dict[str, bool] = {}  # start test id -> whether it ran (else it was only skipped)
-        self.count = self.ran = 0
+        self.count = self.ran = 0  # the lines naming a test past the bound (one printed twice counts twice)
 
     def add(self, test_id: str, ran: bool) -> None:
         self.count += 1
