@@ -17,14 +17,15 @@ import re
 from collections.abc import Callable, Collection, Iterable
 
 _OUTCOMES = b"PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
-# The classes of census._PYTEST_VERBOSE in bytes, for ASCII lines: [^\s:], \S and [^ \n]. A line matches below
-# exactly when its text matches that rule (its id ends at its first space, its outcome follows), the lengths
-# bounded so that the census's cut of a long line (census._MAX_LINE) leaves both whole.
-_PATH, _FIRST, _REST = rb"[\x00-\x08\x0e-\x1b!-9;-\x7f]", rb"[\x00-\x08\x0e-\x1b!-\x7f]", rb"[\x00-\x09\x0b-\x1f!-\x7f]"
+# The classes of census._PYTEST_VERBOSE in bytes, for ASCII lines: [^\s:] and \S, then [^ \n] (below). A line
+# matches below exactly when its text matches that rule (its id ends at its first space, its outcome follows),
+# the lengths bounded so that the census's cut of a long line (census._MAX_LINE) leaves both whole.
+_PATH, _FIRST = rb"[\x00-\x08\x0e-\x1b!-9;-\x7f]", rb"[\x00-\x08\x0e-\x1b!-\x7f]"
 _NAME = rb"[\x00-\x09\x0b-\x1f!-9;-\x7f]"  # [^ \n] but the colon: what follows an id's last colon
 # Each line, after its newline: the id, the test's name its last group (what follows the id's last colon, as
 # in the census's normalised id), then the outcome, at the line's end or before a space.
-_LINE = re.compile(rb"\n" + _PATH + rb"{1,1000}::(?=" + _FIRST + rb")(?:" + _REST + rb"{0,1000}:)?(" + _NAME
+# ([^ ] for [^ \n] before the last colon is faster, and a match that runs on into the next line is one too few.)
+_LINE = re.compile(rb"\n" + _PATH + rb"{1,1000}::(?=" + _FIRST + rb")(?:[^ ]{0,1000}:)?(" + _NAME
                    + rb"{0,2000}) (?:" + _OUTCOMES + rb")(?![^ \n])")
 _SKIPPED = re.compile(rb"\n[^ ]*+ SKIPPED")  # on lines that all match _LINE: the skipped tests
 _REWRITTEN = (b"\x00", b"\x1b", b"\r")  # bytes decoding changes (lines.decode_line)
