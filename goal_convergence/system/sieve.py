@@ -8,7 +8,9 @@ time or a count), and strings anywhere in it. A
 each line's start (the regex engine walks over the lines in C, a line that starts like no key is left
 after a test or two, and a log line that begins with a time, which no key can find, after one) and one
 fast search per string, then tells each scanner which lines are its own. A gigabyte of ordinary output
-costs a few passes, not a Python step a line.
+costs a few passes, not a Python step a line. One scanner may take runs of lines whole (``Keys.runs``: a
+flood of pytest's verbose lines, a line a test): a run of lines no other scanner's key finds is walked in one
+match and handed over as one span, which that scanner reads in bulk.
 
 Keys are bytes and the rules match text (``lines.decode_line``), so each key finds at least the
 lines its rules match: its classes take every byte of a non-ASCII character (``DIGIT``, ``WORD``,
