@@ -232,8 +232,7 @@ class Sieve:
         # after it. Any other line is tried against the keys.
         boring = _boring(parts)
         run = boring + rb".*+(?:\n" + boring + rb".*+)*+"
-        self._after_newline = re.compile(b"\n" + _either(branches[:1] + [run] + branches[1:]
-                                                          if self._runner is not None else [run, *branches]))
+        self._after_newline = re.compile(b"\n" + _either([run, *branches]))  # no line of a run is one of those
         # Group g is the g-th key tried: a line found by it matched no key tried before, so only the
         # members with a key tried later may want it too, and are asked with their own keys.
         self._owners = [frozenset()] + [frozenset(owners[item]) for item in order]
