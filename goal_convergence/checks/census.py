@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
-from ..system.sieve import SPACE, Keys
+from ..system.sieve import SPACE, Keys, Lines
+from .flood import Beyond, names, tally, watched
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
 
@@ -45,7 +46,8 @@ _KEYS = Keys(
             *_MARKS),
     indented=(b"PASS", b"FAIL", b"Tests", b"Running ", b"Doc-tests ", b"=== RUN", b"--- ", b"no tests ran", *_MARKS),
     counted=(b"[a-z]",),  # pytest's "3 passed in 0.1s"
-    after_word=(b"::",), after_name=(rb" \(",))  # a pytest id; unittest's "test_x (module.Case) ... ok"
+    after_word=(b"::",), after_name=(rb" \(",),  # a pytest id; unittest's "test_x (module.Case) ... ok"
+    runs=(b"::",))  # a flood of verbose pytest lines (flood.py)
 
 _PYTEST_OUTCOMES = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"  # what a verbose line says of its test
 _LINE = re.compile("|".join(f"(?P<{name}>{rule})" for name, rule in [
@@ -83,31 +85,8 @@ _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest 
 
 
 # Test ids kept by name, each runner. Past it a run's ids are counted, and only the start's are remembered
-# (``Beyond``): a run naming 10 million tests costs what 50,000 do.
+# (``Beyond``): a run naming 10 million tests costs what 50,000 do in memory, and a few passes in C (flood.py).
 MAX_IDS = 50_000
-
-
-class Beyond:
-    """The test ids a run named past ``MAX_IDS``: counted, and those of ``expected`` (the ids the goal's start
-    run named, asked for when the first id past the bound comes) remembered with whether they ran. So the
-    guard can still say exactly which start tests are missing; without ``expected`` it cannot, and says so
-    by its counts only."""
-
-    def __init__(self, expected: Collection[str] | None) -> None:
-        self.expected = expected
-        self.found: dict[str, bool] = {}  # start test id -> whether it ran (else it was only skipped)
-        self.count = self.ran = 0
-
-    def add(self, test_id: str, bits: int) -> None:
-        ran = bool(bits & ~_BIT["skipped"])
-        self.count += 1
-        self.ran += ran
-        if self.expected is not None and test_id in self.expected:
-            self.found[test_id] = self.found.get(test_id, False) or ran
-
-    def knows(self, test_id: str) -> bool:
-        """Whether this run's census can say if ``test_id`` is there."""
-        return self.expected is not None and test_id in self.expected
 
 
 def beyond(census: Census) -> Beyond | None:
@@ -173,6 +152,8 @@ class CensusScanner(LineScanner):
         self._summaries: Counter[str] = Counter()  # summary lines by runner: how many sessions the output had
         self._memo: set[bytes] = set()
         self._beyond: dict[str, Beyond] = {}  # by runner: the ids past MAX_IDS
+        self._watch: set[bytes] | None = None  # past the bound: the names of the pytest ids a line may be (flood.py)
+        self._addresses = self._watched_past = False  # whether one holds an address (normalise_id); the start's
         self._ran: int | None = None  # unittest's "Ran N tests", until its status line
         self._jest_file, self._jest_left, self._cargo = "", 0, ""
         self._jest_stack: list[tuple[int, str]] = []  # (indent, describe name)
@@ -184,22 +165,58 @@ class CensusScanner(LineScanner):
     def _busy(self) -> bool:
         return self._ran is not None or self._jest_left > 0
 
-    def _scan(self, block: bytes, found: list[list[int]]) -> None:
-        """Read the lines of a block (the last may lack its newline at the end of the output) that
-        hold a key, and every line while every line counts."""
+    def _scan(self, block: bytes, found: list[Lines]) -> None:
+        """Read the lines of a block (the last may lack its newline at the end of the output) that hold a key,
+        the runs of lines the sieve hands over whole, and every line while every line counts."""
+        runs = dict(getattr(found[0], "runs", ()))  # a plain list: every line read alone
         pos = 0  # where the first line not read yet starts
-        for start in ([0] if self._busy() else []) + found[0]:
-            if start < pos or start >= len(block):
-                continue
-            while True:
-                end = line_end(block, start)
-                raw, free = block[start:end][:_MAX_LINE], not self._busy()
-                if not (free and raw in self._memo) and self._line(decode_line(raw)) and free \
-                        and len(raw) <= _MEMO_LINE and len(self._memo) < _MAX_MEMO:
-                    self._memo.add(raw)
-                pos = start = end + 1
-                if pos >= len(block) or not self._busy():
-                    break
+        for start in sorted({*([0] if self._busy() else []), *found[0], *runs}):
+            if start in runs and runs[start] >= pos:
+                pos = self._run(block, max(start, pos), runs[start])
+            if start >= pos and start < len(block):
+                pos = self._read(block, start)
+            while pos < len(block) and self._busy():
+                pos = self._read(block, pos)
+
+    def _read(self, block: bytes, start: int) -> int:  # the line at ``start``; where the next one starts
+        end = line_end(block, start)
+        raw, free = block[start:end][:_MAX_LINE], not self._busy()
+        if not (free and raw in self._memo) and self._line(decode_line(raw)) and free \
+                and len(raw) <= _MEMO_LINE and len(self._memo) < _MAX_MEMO:
+            self._memo.add(raw)
+        return end + 1
+
+    def _run(self, block: bytes, start: int, end: int) -> int:
+        """Read the run of lines from ``start`` to ``end`` (sieve.Keys.runs), past the bound of ids in bulk if it
+        can (flood.py); where the next line starts."""
+        while start < end and self._busy():
+            start = self._read(block, start)
+        lines = (block[start - 1 : end] if start else b"\n" + block[:end]) if start < end else b""
+        found = names(lines) if len(self._ids.get("pytest", ())) >= MAX_IDS else None
+        hits = list(filter(self._watching().__contains__, found)) if found else []
+        if found and len(hits) < len(found) and "pytest" not in self._beyond:  # an id past the bound: the start's
+            self._past("pytest")  # ids are asked for now, and looked for too
+            hits = list(filter(self._watching().__contains__, found))
+        while (not found or len(hits) == len(found) or self._addresses and b"0x" in lines) and start < end:
+            start = self._read(block, start)  # each line read alone
+        if start >= end:
+            return max(start, end + 1)
+        self._pytest_listed = True
+        tally(lines, found, hits, self._past("pytest"), lambda raw: self._line(decode_line(raw[:_MAX_LINE])))
+        return end + 1
+
+    def _past(self, runner: str) -> Beyond:
+        if runner not in self._beyond:  # the start's ids asked for at the first id past the bound
+            self._beyond[runner] = Beyond(set(self._expected()) if self._expected else None)
+        return self._beyond[runner]
+
+    def _watching(self) -> set[bytes]:
+        """Past the bound, the names of the pytest ids a line may be: those kept, and the start's once asked for."""
+        past = self._beyond.get("pytest")
+        if self._watch is None or past is not None and not self._watched_past:
+            self._watched_past = past is not None
+            self._watch, self._addresses = watched([*self._ids["pytest"], *(past.expected or () if past else ())])
+        return self._watch
 
     def _note(self, runner: str, test_id: str, bits: int, ids: dict[str, int] | None = None) -> None:
         bounded = ids is None  # go's ids of one package wait in a dict of their own until its line
@@ -208,9 +225,7 @@ class CensusScanner(LineScanner):
         if key in ids or not bounded or len(ids) < MAX_IDS:
             ids[key] = ids.get(key, 0) | bits
         else:
-            if runner not in self._beyond:
-                self._beyond[runner] = Beyond(set(self._expected()) if self._expected else None)
-            self._beyond[runner].add(key, bits)
+            self._past(runner).add(key, bool(bits & ~_BIT["skipped"]))
 
     def _add(self, runner: str, counts: Counter[str]) -> None:
         self._ids.setdefault(runner, {})

@@ -44,8 +44,9 @@ _KEYS = Keys(
               b"Test", rb"[^ \t\n\r\x0b\x0c:]*+:(?<=rror:|tion:) ", NONSPACE + rb"*_test\.go:", DIGIT + b"+:"),
     counted=(b"failed", b"error", WORD + b"+, "),
     # A thrown error's "Name: ", ruff's "path:1:2: E501", mypy's and compilers' "path:1: error: ".
-    after_word=(b":(?<=rror:|tion:) ", b":(?:" + NONSPACE + b"*:)?" + DIGIT + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT
-                + b"|(?::" + DIGIT + b"+)?: (?:error|fatal))"),
+    # (Its nonspace run ends with a colon: that test first, with no step back, as most lines fail it.)
+    after_word=(b":(?<=rror:|tion:) ", b":(?=" + NONSPACE + b"*+(?<=:) )(?:" + NONSPACE + b"*:)?" + DIGIT
+                + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT + b"|(?::" + DIGIT + b"+)?: (?:error|fatal))"),
     # tsc's " - error TS" and "): error TS", wherever its file name's spaces put it (a longer string is found faster)
     anywhere=(b" error TS",))
 # eslint's heading: a line that is a path (the last rule). Many outputs print paths that are no heading

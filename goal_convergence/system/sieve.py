@@ -8,7 +8,9 @@ time or a count), and strings anywhere in it. A
 each line's start (the regex engine walks over the lines in C, a line that starts like no key is left
 after a test or two, and a log line that begins with a time, which no key can find, after one) and one
 fast search per string, then tells each scanner which lines are its own. A gigabyte of ordinary output
-costs a few passes, not a Python step a line.
+costs a few passes, not a Python step a line. One scanner may take runs of lines whole (``Keys.runs``: a
+flood of pytest's verbose lines, a line a test): a run of lines no other scanner's key finds is walked in one
+match and handed over as one span, which that scanner reads in bulk.
 
 Keys are bytes and the rules match text (``lines.decode_line``), so each key finds at least the
 lines its rules match: its classes take every byte of a non-ASCII character (``DIGIT``, ``WORD``,
@@ -38,7 +40,8 @@ _ASCII_SPACE = rb"[ \t\x0b\x0c\x1c-\x1f]"
 _WIDE_SPACE = rb"(?:\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)"
 WHITESPACE = b"(?:" + _ASCII_SPACE + b"|" + _WIDE_SPACE + b")"
 # A line's first word: its bytes up to whitespace or a colon. Possessive: what follows it is one of those.
-_WORD_RUN = rb"[\x00-\x08\x0e-\x1f!-9;-\xff]*+"
+_WORD_BYTE = rb"[\x00-\x08\x0e-\x1f!-9;-\xff]"
+_WORD_RUN = _WORD_BYTE + b"*+"
 _WORD_START = rb"[\x00-\x08\x0e-\x1f!-/;-\xff]"  # a first word's first byte that is not a digit
 _NOT_WORD = rb"[\x00-\x09\x0b-/:-@\[-^`{-\xff]"  # neither a word character nor a newline
 # The bytes a regular expression gives a meaning to, which cannot open a key that shares the gate.
@@ -57,6 +60,17 @@ class Keys:
     # of a log begin with a time, followed by a space, which these keys then cost nothing.
     after_name: tuple[bytes, ...] = ()
     anywhere: tuple[bytes, ...] = ()  # plain strings, anywhere in the line
+    # As after_word, the lines this member takes in runs: a run of such lines that no key of another member finds
+    # is one span (``Lines.runs``), walked in one match, not a line at a time. One member of a sieve at most.
+    runs: tuple[bytes, ...] = ()
+
+
+class Lines(list[int]):
+    """The starts of the lines of a block one member reads, in order; ``runs``: the (start, end) spans of the
+    runs of lines it takes whole (``Keys.runs``), in order, each ending at its last line's newline or the
+    block's end. A run's lines are not listed one by one, except those decoding rewrites."""
+
+    runs: list[tuple[int, int]] = []
 
 
 def _first_byte(key: bytes) -> int:
@@ -68,23 +82,24 @@ def _first_byte(key: bytes) -> int:
     return key[0]
 
 
-def _body(parts: dict[str, list[bytes]]) -> tuple[list[bytes], list[tuple[str, bytes]]]:
+def _body(parts: dict[str, list[bytes]], mark: bytes = b"()") -> tuple[list[bytes], list[tuple[str, bytes]]]:
     """The branches of one alternation over the keys by kind, and the key each group stands for. Each key
-    ends with an empty group of its own, numbered in the order tried, that says which matched (at its end:
-    the engine skips a key whose first byte does not match only when the key begins with it)."""
+    ends with an empty group of its own (``mark``; none when it is b""), numbered in the order tried, that says
+    which matched (at its end: the engine skips a key whose first byte does not match only when the key begins
+    with it)."""
     groups: list[tuple[str, bytes]] = []
 
     def group(*kinds: str) -> bytes:
         if kinds[0] not in _AFTER:
             groups.extend((kinds[0], key) for key in parts[kinds[0]])
-            return b"(?:" + b"|".join(key + b"()" for key in parts[kinds[0]]) + b")"
+            return b"(?:" + b"|".join(key + mark for key in parts[kinds[0]]) + b")"
         # Most lines' first word is followed by a space: the keys after a colon are tested once for all.
         alternatives = []
         for first in (b":", b" "):
             keys = [(kind, key) for kind in kinds for key in parts[kind] if key[:1] == first]
             groups.extend(keys)
             if keys:
-                alternatives.append(first + b"(?:" + b"|".join(key[1:] + b"()" for _, key in keys) + b")")
+                alternatives.append(first + b"(?:" + b"|".join(key[1:] + mark for _, key in keys) + b")")
         return b"(?:" + b"|".join(alternatives) + b")"
 
     branches = []
@@ -194,13 +209,30 @@ class Sieve:
                         parts[kind].append(key)
                     owners[kind, key].add(k)
         branches, order = _body(parts)
+        runs = [k for k, keys in enumerate(members) if keys.runs]
+        if len(runs) > 1:
+            raise ValueError("one member of a sieve at most takes runs of lines (Keys.runs)")
+        self._runner = runs[0] if runs else None
+        if self._runner is not None:
+            for key in members[self._runner].runs:
+                if re.compile(key).groups or key[:1] not in (b":", b" "):
+                    raise ValueError(f"a key of runs has no capturing group, and begins with a colon or a space: "
+                                     f"{key!r}")
+            # A line of a run is one that no key of another member finds: those members are not told of it. The keys
+            # after the first word are tried where it ends (the first word is walked once).
+            others = {kind: [key for key in parts[kind] if owners[kind, key] - {self._runner}] for kind in _KINDS}
+            after = _either([b"(?:" + b"|".join(others[kind]) + b")" for kind in _AFTER if others[kind]])
+            line = (b"(?!" + _either(_body({**others, "after_word": [], "after_name": []}, b"")[0]) + b")"
+                    + _WORD_BYTE + b"++" + b"(?!" + after + b")(?:"
+                    + b"|".join(members[self._runner].runs) + b").*+")
+            branches = [line + rb"(?:\n" + line + rb")*+()", *branches]  # group 1: a run
         self._at_start = re.compile(_either(branches))
         # A line no key can find (a timestamped log line) begins a run of such lines, walked over in one match
         # with a cheap test a line, that ends before the newline of its last line: the next match tries the line
         # after it. Any other line is tried against the keys.
         boring = _boring(parts)
         run = boring + rb".*+(?:\n" + boring + rb".*+)*+"
-        self._after_newline = re.compile(b"\n" + _either([run, *branches]))
+        self._after_newline = re.compile(b"\n" + _either([run, *branches]))  # no line of a run is one of those
         # Group g is the g-th key tried: a line found by it matched no key tried before, so only the
         # members with a key tried later may want it too, and are asked with their own keys.
         self._owners = [frozenset()] + [frozenset(owners[item]) for item in order]
@@ -220,16 +252,24 @@ class Sieve:
         """The sieve of these keys, compiled once."""
         return Sieve(members)
 
-    def find(self, block: bytes) -> list[list[int]]:
-        """For each member, in order, the starts of the lines of ``block`` it reads, in order."""
+    def find(self, block: bytes) -> list[Lines]:
+        """For each member, in order, the lines of ``block`` it reads."""
         if not block or not self._size:
-            return [[] for _ in range(self._size)]
+            return [Lines() for _ in range(self._size)]
         by_key: list[list[int]] = [[] for _ in self._owners]
-        for m in self._after_newline.finditer(block):
-            if m.lastindex:  # not a run of lines no key finds
-                by_key[m.lastindex].append(m.start() + 1)
+        runs: list[tuple[int, int]] = []
+        shift, at = self._runner is not None, 0
         if first := self._at_start.match(block):
-            by_key[first.lastindex].append(0)  # type: ignore[index]
+            if shift and first.lastindex == 1:
+                runs.append((0, first.end()))
+                at = first.end()  # the lines after the first are in the run
+            else:
+                by_key[first.lastindex - shift].append(0)  # type: ignore[operator]
+        for m in self._after_newline.finditer(block, at):
+            if shift and m.lastindex == 1:
+                runs.append((m.start() + 1, m.end()))
+            elif m.lastindex:  # not a run of lines no key finds
+                by_key[m.lastindex - shift].append(m.start() + 1)
         found: list[list[int]] = [[] for _ in range(self._size)]
         for g, starts in enumerate(by_key):
             if starts:
@@ -244,4 +284,7 @@ class Sieve:
         if rewritten := _rewritten_lines(block):
             for starts in found:
                 starts += rewritten
-        return [sorted(set(starts)) for starts in found]
+        lines = [Lines(sorted(set(starts))) for starts in found]
+        if self._runner is not None:
+            lines[self._runner].runs = runs
+        return lines
