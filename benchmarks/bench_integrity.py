@@ -485,12 +485,13 @@ def bench(runs: int, rows: list[Row]) -> int:
     watched = sum(len(it.watched) + len(it.runner) for it in recorded.interpreters)
 
     def enter_and_leave() -> list[str]:
-        with scratch.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (_copy, restored, _):
+        with scratch.scratch_copy(store.root, root, manifest, set(), [edited_rel], goal.goal_id) as (_, restored, _):
             pass
         return restored
 
     copy_took, restored = median_of(runs, enter_and_leave)
-    with scratch.scratch_copy(store.root, root, manifest, set(), [edited_rel]) as (copy, _, _):  # what it holds
+    # what it holds
+    with scratch.scratch_copy(store.root, root, manifest, set(), [edited_rel], goal.goal_id) as (copy, _, _):
         copied = sum(len(f) for _, _, f in os.walk(copy))
         from_build = sum(len(f) for _, _, f in os.walk(copy / "build"))
         linked = (copy / "node_modules").is_symlink()

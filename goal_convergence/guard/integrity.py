@@ -25,11 +25,11 @@ from ..errors import GoalConvergenceError
 from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, IntegrityIssue, Iteration, Model,
                       PristineRun, StoppingCondition, TestOutcome)
 from ..storage.store import write_atomic
-from ..system.files import write_many
 from ..system import files as documents
 from ..system import seal
 from ..vcs import tree
 from . import environment, protect, scratch, syspath, tripwire
+from .blobs import Blobs
 from .environment import Environment
 
 MAX_FILES = 20_000
@@ -83,10 +83,11 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
         notes.append(f"{len(defining) - MAX_FILES} check-defining files past the first {MAX_FILES} are not "
                      f"watched; narrow the goal to a part of the project")
         defining = defining[:MAX_FILES]
-    blobs = _folder(home) / "blobs"
+    _folder(home)
+    blobs = Blobs(home, goal_id)
     manifest = Manifest(sensitive=sensitive, own=own, narrowed=near, names=protect.names_mark(names))
     kept_bytes, unkept = 0, []
-    new_blobs: dict[Path, bytes] = {}
+    new_blobs: dict[str, bytes] = {}
     for rel in defining:
         path = root / rel
         if path.is_symlink() or not path.is_file():
@@ -103,11 +104,11 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
             continue
         # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
         digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
-        if not (blobs / digest).exists():
-            new_blobs[blobs / digest] = data
+        if not blobs.has(digest):
+            new_blobs[digest] = data
         manifest.kept.append(rel)
         kept_bytes += len(data)
-    write_many(list(new_blobs.items()))  # synced together: a thousand test files are not a thousand commits
+    blobs.keep(new_blobs)  # one pack, synced once: a thousand test files are not a thousand commits
     manifest.start_tree, manifest.sources = tripwire.start(root, blobs, manifest.files)
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "
@@ -359,7 +360,7 @@ def _run_copy(home: Path, goal: Goal, manifest: Manifest, remove: set[str], rest
               indexes: Iterable[int],
               changes: environment.Check) -> tuple[list[ConditionEvidence], list[str], list[str]]:
     root = Path(goal.project_root)
-    with scratch.scratch_copy(home, root, manifest, remove, restore) as (copy, restored, unrestorable):
+    with scratch.scratch_copy(home, root, manifest, remove, restore, goal.goal_id) as (copy, restored, unrestorable):
         conds = [c.model_copy(update={"command": c.command.replace(str(root), str(copy))})
                  for c in goal.stopping_conditions]
         # Build output of its own, kept between this goal's pristine runs: a cargo target shared with

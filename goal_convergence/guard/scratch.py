@@ -15,6 +15,7 @@ from ..errors import GoalConvergenceError
 from ..storage import config
 from ..vcs import tree
 from . import protect
+from .blobs import Blobs
 
 if TYPE_CHECKING:
     from .integrity import Manifest
@@ -82,8 +83,8 @@ class _Copier:
 
 
 @contextlib.contextmanager
-def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
-                 restore: list[str]) -> Iterator[tuple[Path, list[str], list[str]]]:
+def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str], restore: list[str],
+                 goal_id: str = "") -> Iterator[tuple[Path, list[str], list[str]]]:
     """A throw-away copy of the work tree with the ``restore`` baseline files as they began and
     ``remove`` left out.
 
@@ -94,13 +95,13 @@ def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
     try:
         copy_tree(root, copy, remove)
         restored, unrestorable = [], []
-        blobs = Path(home) / "baselines" / "blobs"
-        kept = set(manifest.kept)
+        blobs, kept = Blobs(home, goal_id), set(manifest.kept)
         for rel in restore:
             digest = manifest.files.get(rel)
             if digest is None:
                 continue
-            if rel not in kept or not (blobs / digest).is_file():
+            data = blobs.read(digest) if rel in kept else None
+            if data is None:
                 unrestorable.append(rel)
                 continue
             target = copy / rel
@@ -109,7 +110,7 @@ def scratch_copy(home: Path, root: Path, manifest: Manifest, remove: set[str],
                 shutil.rmtree(target)
             elif target.is_symlink():
                 target.unlink()
-            shutil.copyfile(blobs / digest, target)
+            target.write_bytes(data)
             restored.append(rel)
         yield copy, restored, unrestorable
     finally:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from ..errors import GoalConvergenceError
 from ..models import Census, IntegrityIssue, StoppingCondition
-from ..storage.store import write_atomic
 from ..vcs import checkpoint, git, tree
 from . import forgery, protect, special_casing
+from .blobs import Blobs
 
 PYTHON = (".py",)
 SCRIPTS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
@@ -37,7 +37,7 @@ def is_product(rel: str, defining: dict[str, str | None]) -> bool:
     return rel.endswith(PYTHON + SCRIPTS) and rel not in defining and not protect.sensitive([rel], [])
 
 
-def start(root: Path, blobs: Path, defining: dict[str, str | None]) -> tuple[str, dict[str, str]]:
+def start(root: Path, blobs: Blobs, defining: dict[str, str | None]) -> tuple[str, dict[str, str]]:
     """The goal's starting tree: (git tree id, {}) in git; ("", {product source: content hash}) outside it,
     their content kept in ``blobs`` up to the size limits."""
     try:
@@ -46,7 +46,7 @@ def start(root: Path, blobs: Path, defining: dict[str, str | None]) -> tuple[str
             return checkpoint.tree_of(repo, root), {}
     except (GoalConvergenceError, OSError):
         return "", {}  # a tree too large or unreadable to snapshot: the tripwires fall back to the base commit
-    sources, kept = {}, 0
+    sources, kept, new = {}, 0, {}
     for rel in tree.list_files(root):
         if not is_product(rel, defining):
             continue
@@ -57,9 +57,9 @@ def start(root: Path, blobs: Path, defining: dict[str, str | None]) -> tuple[str
         if data is None or kept + len(data) > MAX_KEPT:
             continue
         sources[rel] = digest = hashlib.sha256(data).hexdigest()
-        if not (blobs / digest).exists():
-            write_atomic(blobs / digest, data)
+        new[digest] = data
         kept += len(data)
+    blobs.keep({digest: data for digest, data in new.items() if not blobs.has(digest)})
     return "", sources
 
 
@@ -127,7 +127,7 @@ def _git_changes(root: Path, goal_id: str, number: int, start_tree: str,
     return [(rel(p), contents[2 * i], contents[2 * i + 1]) for i, p in enumerate(paths)]
 
 
-def _folder_changes(root: Path, blobs: Path, sources: dict[str, str]) -> list[tuple[str, bytes | None, bytes | None]]:
+def _folder_changes(root: Path, blobs: Blobs, sources: dict[str, str]) -> list[tuple[str, bytes | None, bytes | None]]:
     out = []
     for rel in tree.list_files(root):
         digest = sources.get(rel)
@@ -135,7 +135,7 @@ def _folder_changes(root: Path, blobs: Path, sources: dict[str, str]) -> list[tu
             continue
         try:
             now = (root / rel).read_bytes()
-            old = (blobs / digest).read_bytes() if digest else None
+            old = blobs.read(digest) if digest else None
         except OSError:
             continue
         out.append((rel, old, now))
@@ -157,7 +157,7 @@ def inspect(root: Path, home: Path, goal_id: str, number: int, start_tree: str, 
     """The findings of the tripwires on the product files changed since the goal began. ``failing``: the
     ids of the tests that failed at the start, None when some failed unnamed; ``defining``: the baseline's
     files and their hashes."""
-    blobs = Path(home) / "baselines" / "blobs"
+    blobs = Blobs(home, goal_id)
     changes = _git_changes(root, goal_id, number, start_tree, base)
     if changes is None:
         changes = _folder_changes(root, blobs, sources)
@@ -213,7 +213,7 @@ def _issues(kind: str, rel: str, hits: list[tuple[int, str]]) -> list[IntegrityI
                            detail=f"{rel}:{line}, added since the goal began, {what}") for line, what in hits]
 
 
-def _failing_literals(blobs: Path, defining: dict[str, str | None],
+def _failing_literals(blobs: Blobs, defining: dict[str, str | None],
                       failing: list[str] | None) -> set[special_casing.Literal]:
     """The literals of the tests that failed at the start, read from the test files the baseline kept.
     ``failing`` None: tests failed but the runner did not name them, so every test file's literals count."""
@@ -223,9 +223,10 @@ def _failing_literals(blobs: Path, defining: dict[str, str | None],
     found: set[special_casing.Literal] = set()
     for rel, names in special_casing.test_targets(failing, modules).items():
         digest = defining.get(rel)
+        data = blobs.read(digest) if digest else None
         try:
-            module = ast.parse((blobs / digest).read_bytes()) if digest else None
-        except (OSError, SyntaxError, ValueError):
+            module = ast.parse(data) if data is not None else None
+        except (SyntaxError, ValueError):
             module = None
         if module is not None:
             found |= special_casing.literals_of(module, names)
@@ -234,7 +235,7 @@ def _failing_literals(blobs: Path, defining: dict[str, str | None],
     return {key for key in found if key[0] == "number"}
 
 
-def _test_file_literals(blobs: Path, defining: dict[str, str | None]) -> set[special_casing.Literal]:
+def _test_file_literals(blobs: Blobs, defining: dict[str, str | None]) -> set[special_casing.Literal]:
     """The numbers of every test file. Only numbers: with every test's literals in play, a string compared
     and answered is too often an honest mapping (``if kind == "json": return "application/json"``)."""
     found: set[special_casing.Literal] = set()
@@ -242,7 +243,9 @@ def _test_file_literals(blobs: Path, defining: dict[str, str | None]) -> set[spe
         if not digest or not protect.is_test_file(rel) or not rel.endswith(PYTHON + SCRIPTS):
             continue
         try:
-            text = (blobs / digest).read_bytes()
+            text = blobs.read(digest)
+            if text is None:
+                continue
             found |= (special_casing.test_file_literals(ast.parse(text)) if rel.endswith(PYTHON)
                       else special_casing.js_literals(text.decode("utf-8", "replace")))
         except (OSError, SyntaxError, ValueError):

@@ -16,6 +16,7 @@ from goal_convergence.checks import conditions
 from goal_convergence.errors import InvalidInput
 from goal_convergence.goals import creation, specs
 from goal_convergence.guard import integrity, scratch
+from goal_convergence.guard.blobs import Blobs
 from goal_convergence.loop import runner
 from goal_convergence.models import Census, ConditionEvidence, Decision, Iteration, Verdict, now_iso
 from goal_convergence.rules.decide import Evidence, decide
@@ -75,8 +76,9 @@ def test_the_baseline_keeps_the_check_files_content_under_the_home(store, projec
     assert goal.baseline.census[0].summary == "pytest: 1 ran (1 passed, 0 failed)"
     manifest = integrity.load(store.root, goal.goal_id)
     assert "tests/test_calc.py" in manifest.kept and "calc.py" not in manifest.files
-    blob = store.root / "baselines" / "blobs" / manifest.files["tests/test_calc.py"]
-    assert blob.read_text() == TEST
+    assert Blobs(store.root, goal.goal_id).read(manifest.files["tests/test_calc.py"]) == TEST.encode()
+    pack = store.root / "baselines" / "blobs" / f"{goal.goal_id}.pack"  # one pack a goal, not a file a blob
+    assert pack.read_bytes().count(TEST.encode()) == 1
     mode = stat.S_IMODE(os.stat(store.root / "baselines" / f"{goal.goal_id}.json").st_mode)
     assert mode == 0o600
 
@@ -347,3 +349,15 @@ def test_new_tests_that_are_skipped_or_deselected_are_no_loss():
     now = census(a="passed", b="passed", c="skipped", d="xfailed")
     now.deselected = 2  # new tests behind a marker the command leaves out
     assert integrity.compare(0, "pytest", start, start.outcomes, now) == []
+
+
+def test_a_kept_blob_changed_on_disk_is_not_restored_as_the_start(store, project):
+    """The pack holds the start's bytes under their sha256: bytes changed there read as missing, so the pristine
+    copy says the file cannot be restored rather than restoring the changed bytes."""
+    goal = new(store, project)
+    manifest = integrity.load(store.root, goal.goal_id)
+    pack = store.root / "baselines" / "blobs" / f"{goal.goal_id}.pack"
+    pack.write_bytes(pack.read_bytes().replace(b"assert", b"pass  "))
+    with scratch.scratch_copy(store.root, project, manifest, set(), ["tests/test_calc.py"], goal.goal_id) as (
+            _, restored, missing):
+        assert restored == [] and missing == ["tests/test_calc.py"]

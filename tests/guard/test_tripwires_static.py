@@ -16,6 +16,7 @@ from goal_convergence import models
 from goal_convergence.checks import conditions
 from goal_convergence.goals import creation, specs
 from goal_convergence.guard import integrity, special_casing, tripwire
+from goal_convergence.guard.blobs import Blobs
 from goal_convergence.models import StoppingCondition
 from tests.conftest import git
 
@@ -330,6 +331,8 @@ def test_a_disagreeing_census_is_a_finding_of_the_green_run(store, tmp_path):
 def test_unnamed_failures_lend_every_test_files_numbers_but_not_its_strings(tmp_path):
     source = b'def test_kind():\n    assert kind("json") == "application/json"\n    assert add(40, 2) == 42\n'
     digest = hashlib.sha256(source).hexdigest()
-    (tmp_path / digest).write_bytes(source)
-    found = tripwire._failing_literals(tmp_path, {"tests/test_x.py": digest, "calc.py": None}, None)
+    blobs = Blobs(tmp_path, "goal-x")
+    blobs.folder.mkdir(parents=True)
+    blobs.keep({digest: source})
+    found = tripwire._failing_literals(blobs, {"tests/test_x.py": digest, "calc.py": None}, None)
     assert found == {("number", 40), ("number", 2), ("number", 42)}  # a string mapping is too often an honest fix
