@@ -135,14 +135,24 @@ def fair_oracle(api: FakeAPI, hint: str) -> list[dict]:
 class GeminiCLI:
     """`gemini -p` in ``project``, with HOME at ``home``, the extension linked, `goal` on PATH."""
 
-    def __init__(self, binary: str, api: FakeGemini, oracle: FakeAPI, home: Path, project: Path) -> None:
+    def __init__(self, binary: str, api: FakeGemini, oracle: FakeAPI, home: Path, project: Path,
+                 linked: Path | None = None) -> None:
+        """``linked``: a folder kept for the session. The first home is linked by the real `gemini extensions
+        link` (it starts Gemini CLI: seconds on a loaded machine) and kept there; later homes are copies of it,
+        with its home's path in Gemini CLI's files (the extension's enablement) replaced by theirs."""
         self.binary, self.api, self.oracle, self.home, self.project = binary, api, oracle, home, project
+        if linked is not None and (linked / "home").is_file():
+            _copy_home(linked, home)
+            return
         settings = home / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(SETTINGS))
         done = subprocess.run([binary, "extensions", "link", str(EXTENSION), "--consent"], cwd=home, env=self.env(),
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
+        if linked is not None:
+            shutil.copytree(home / ".gemini", linked / ".gemini")
+            (linked / "home").write_text(str(home))
 
     def env(self) -> dict[str, str]:
         return self.api.env(self.home, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -162,6 +172,15 @@ class GeminiCLI:
         if not isinstance(out, dict) or "session_id" not in out:
             raise AssertionError(f"gemini exited {done.returncode} without a result:\n{done.stdout}\n{done.stderr}")
         return Result(done.returncode, out, done.stderr)
+
+
+def _copy_home(linked: Path, home: Path) -> None:
+    """Gemini CLI's folder of the linked home, as `gemini extensions link` would have left it in ``home``."""
+    was = (linked / "home").read_text()
+    shutil.copytree(linked / ".gemini", home / ".gemini")
+    for path in (home / ".gemini").rglob("*"):
+        if path.is_file() and path.suffix in (".json", "") and was in (text := path.read_text(errors="replace")):
+            path.write_text(text.replace(was, str(home)))
 
 
 @dataclass

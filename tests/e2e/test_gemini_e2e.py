@@ -26,9 +26,15 @@ def project(tmp_path) -> Path:
     return two_bug_project(tmp_path / "calc-project")
 
 
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory) -> Path:
+    """Where the module's first home with the extension linked is kept, for the others to copy."""
+    return tmp_path_factory.mktemp("gemini-linked")
+
+
 @pytest.fixture
-def gemini(fake_gemini, fake_api, isolated_home, project) -> GeminiCLI:  # noqa: F811
-    return GeminiCLI(gemini_binary(), fake_gemini, fake_api, isolated_home, project)
+def gemini(fake_gemini, fake_api, isolated_home, project, linked) -> GeminiCLI:  # noqa: F811
+    return GeminiCLI(gemini_binary(), fake_gemini, fake_api, isolated_home, project, linked)
 
 
 def scripted(gemini: GeminiCLI, plan) -> GeminiScript:

@@ -52,9 +52,11 @@ def fix_mul(calc: Path) -> list:
     return [fix(calc, "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b"), text("Fixed mul().")]
 
 
-def test_two_bugs_converge_in_two_iterations_with_the_oracles_hint_reaching_the_maker(claude, project):
+def test_two_bugs_converge_in_two_iterations_with_the_oracles_hint_reaching_the_maker(claude, project, gc_home):
+    """Then, in the same session, the report slash command writes the goal's page and prints its path (one
+    converging session serves both: each costs a real Claude Code run)."""
     calc = project / "calc.py"
-    script = scripted(claude, {0: fix_add(calc), 1: fix_mul(calc)})
+    script = scripted(claude, {0: fix_add(calc), 1: fix_mul(calc), 2: [text("Here is the report.")]})
     events = claude.run(NEW_GOAL)
     result = events[-1]
     assert result["subtype"] == "success", result
@@ -76,6 +78,14 @@ def test_two_bugs_converge_in_two_iterations_with_the_oracles_hint_reaching_the_
     assert goal.spent.maker_dollars > 0 and goal.spent.oracle_dollars > 0
     assert any(n.startswith(f"Stop says: goal-convergence: {goal.goal_id} converged after 2 iterations")
                for n in notices(events))
+
+    events = claude.run("/goal-convergence:goal report", "--resume", result["session_id"])
+    told = hook_outputs(events, "UserPromptExpansion")[0]
+    path = gc_home / "reports" / f"{goal.goal_id}.html"
+    assert f"wrote the report of {goal.goal_id}: {path}" in told["hookSpecificOutput"]["additionalContext"]
+    page = path.read_text()
+    assert f'data-goal="{goal.goal_id}"' in page and 'data-series="passing" data-values="0,1"' in page
+    assert hook_outputs(events, "Stop") == [] and the_goal().spent.iterations == 2  # showing it is no iteration
 
 
 def test_a_maker_that_only_claims_success_escalates_with_a_triage_item_and_the_session_ends(claude):
@@ -118,17 +128,6 @@ def test_a_goal_outlives_its_session_and_resume_in_another_carries_it_to_converg
     assert done.spent.maker_dollars > left.spent.maker_dollars
 
 
-def test_an_unrelated_session_in_the_same_project_is_never_blocked(claude, project):
-    goal = creation.new_goal(Store(), specs.GoalSpec(objective="fix both bugs", project=project,
-                                                  test="python3 test_calc.py", session_id="another-session"))
-    script = scripted(claude, lambda conversation: text("Hello!"))
-    events = claude.run("say hello")
-    assert (events[-1]["result"], events[-1]["num_turns"]) == ("Hello!", 1)
-    assert hook_outputs(events, "Stop") == []
-    assert len(script.maker_requests) == 1 and "not done yet" not in Conversation(script.maker_requests[0]).shown()
-    assert Store().load(Goal, goal.goal_id).spent.iterations == 0
-
-
 def test_pause_stops_the_loop_at_the_next_stop_and_abandon_ends_it_failed(claude):
     scripted(claude, lambda conversation: text("Still working on it."))
     session = claude.run(NEW_GOAL, "--max-turns", "2")[-1]["session_id"]
@@ -158,12 +157,20 @@ def test_an_objective_with_shell_syntax_is_stored_literally_and_runs_nothing(cla
     assert (project / "calc.py").read_text() == CALC_BUGGY
 
 
-def test_a_garbage_goal_file_is_quarantined_and_reported_while_the_session_runs(claude, gc_home):
-    (gc_home / "goals").mkdir(parents=True)
+def test_an_unrelated_session_is_never_blocked_and_a_garbage_goal_file_is_quarantined_and_reported(claude, project,
+                                                                                                    gc_home):
+    """One plain session ("say hello") in a project with another session's goal and a broken goal file beside it:
+    the same session serves both (each is a real Claude Code run)."""
+    goal = creation.new_goal(Store(), specs.GoalSpec(objective="fix both bugs", project=project,
+                                                  test="python3 test_calc.py", session_id="another-session"))
     (gc_home / "goals" / "goal-zzzzzzzz.json").write_text("{ not json at all")
-    scripted(claude, lambda conversation: text("Hello!"))
+    script = scripted(claude, lambda conversation: text("Hello!"))
     events = claude.run("say hello")
-    assert events[-1]["result"] == "Hello!"
+    # the other session's goal does not block this one
+    assert (events[-1]["result"], events[-1]["num_turns"]) == ("Hello!", 1)
+    assert hook_outputs(events, "Stop") == []
+    assert len(script.maker_requests) == 1 and "not done yet" not in Conversation(script.maker_requests[0]).shown()
+    assert Store().load(Goal, goal.goal_id).spent.iterations == 0
     assert not (gc_home / "goals" / "goal-zzzzzzzz.json").exists()
     assert list((gc_home / "quarantine").glob("goal-zzzzzzzz.json.*"))
     [reported] = [answer["systemMessage"] for answer in hook_outputs(events, "SessionStart")]
@@ -226,18 +233,3 @@ def test_a_control_command_in_the_goals_session_is_not_an_iteration_and_a_workin
     events = claude.run("carry on", "--resume", session, "--max-turns", "3")
     assert the_goal().spent.iterations == before + 1  # a working turn (a Read) is an iteration
     assert the_goal().goal_id in hook_outputs(events, "Stop")[0]["systemMessage"]  # and was answered
-
-
-def test_the_report_slash_command_writes_the_sessions_goal_page_and_prints_its_path(claude, project, gc_home):
-    calc = project / "calc.py"
-    scripted(claude, {0: fix_add(calc), 1: fix_mul(calc), 2: [text("Here is the report.")]})
-    session = claude.run(NEW_GOAL)[-1]["session_id"]
-    goal = the_goal()
-    assert goal.state == "converged"
-    events = claude.run("/goal-convergence:goal report", "--resume", session)
-    told = hook_outputs(events, "UserPromptExpansion")[0]
-    path = gc_home / "reports" / f"{goal.goal_id}.html"
-    assert f"wrote the report of {goal.goal_id}: {path}" in told["hookSpecificOutput"]["additionalContext"]
-    page = path.read_text()
-    assert f'data-goal="{goal.goal_id}"' in page and 'data-series="passing" data-values="0,1"' in page
-    assert hook_outputs(events, "Stop") == [] and the_goal().spent.iterations == 2  # showing it is no iteration

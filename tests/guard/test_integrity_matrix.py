@@ -96,11 +96,13 @@ CASES = [
     Case("cargo_calc", "disable_tests", ("changed: Cargo.toml", "no longer does")),
 ]
 
-NEEDS_CARGO = pytest.mark.skipif(not HAS_CARGO, reason="cargo is not installed")
+# The cargo cases build a Rust crate for each goal, three a case: they run with the cheat matrix
+# (`python -m pytest -m cheats`, which .ci/run runs after the default run), not in the default run.
+CARGO = [pytest.mark.skipif(not HAS_CARGO, reason="cargo is not installed"), pytest.mark.cheats]
 
 
 def _param(case: Case):
-    return pytest.param(case, id=case.id, marks=[NEEDS_CARGO] if case.project == "cargo_calc" else [])
+    return pytest.param(case, id=case.id, marks=CARGO if case.project == "cargo_calc" else [])
 
 
 # ---- fixtures -------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ def _greens(result: runner.RunResult) -> list[bool]:
 
 
 @pytest.mark.parametrize(("project", "conditions"), [
-    pytest.param(p, c, id=f"{p}-{c}", marks=[NEEDS_CARGO] if p == "cargo_calc" else [])
+    pytest.param(p, c, id=f"{p}-{c}", marks=CARGO if p == "cargo_calc" else [])
     for p, kinds in harness.CONDITIONS.items() for c in kinds])
 def test_samples_start_red(project, conditions, pristine, matrix_env, tmp_path):
     copy = harness.clone(pristine(project), tmp_path / project)

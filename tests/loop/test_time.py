@@ -58,8 +58,12 @@ def test_a_wall_clock_step_back_during_an_iteration_still_charges_the_time(git_r
 
 def test_a_second_host_whose_clock_is_ahead_does_not_take_a_live_claim(git_repo, gc_home):
     gid = _goal(git_repo, max_iterations=1)
+    # The first run's maker works until the test lets it go (after the second run is done), at most a minute:
+    # its claim is live all along, without the test waiting out a fixed sleep.
+    release = git_repo.parent / "release"
     first = subprocess.Popen([sys.executable, "-m", "goal_convergence", "run", gid, "--maker-cmd",
-                              "sleep 12; touch first.txt"], cwd=git_repo, env=_env(), stdout=subprocess.PIPE,
+                              f"for i in $(seq 1200); do [ -e {release} ] && break; sleep 0.05; done; "
+                              "touch first.txt"], cwd=git_repo, env=_env(), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: first.poll() is not None or Store().load(Goal, gid).runner is not None, "the first claim")
@@ -68,6 +72,7 @@ def test_a_second_host_whose_clock_is_ahead_does_not_take_a_live_claim(git_repo,
                                 capture_output=True, text=True, timeout=120,
                                 env=_env(SKEW_SECONDS="45", FAKE_HOST="another-host"))
         took = time.monotonic() - start
+        release.touch()
         out, err = first.communicate(timeout=120)
     finally:
         if first.poll() is None:

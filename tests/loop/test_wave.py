@@ -32,6 +32,13 @@ log("start")
 if plan.get("spawn"):  # a grandchild of `goal run`, in the maker's group: out of reach of the kernel's death signal
     log("spawned", subprocess.Popen(["sleep", "120"]).pid)
 time.sleep(plan.get("sleep", 0))
+# "meet": N makers must be at work together: wait (20 s at most) until N have started, instead of sleeping long
+# enough for them to overlap.
+for _ in range(400 if plan.get("meet") else 0):
+    with open(sys.argv[2]) as f:
+        if sum(line.startswith("start ") for line in f) >= plan["meet"]:
+            break
+    time.sleep(0.05)
 for name, text in plan.get("write", {}).items():
     pathlib.Path(name).parent.mkdir(exist_ok=True)
     pathlib.Path(name).write_text(text)
@@ -103,7 +110,7 @@ def assert_nothing_left(project: Path, makers: Makers, gc_home: Path) -> None:
 
 def test_three_goals_two_at_a_time_all_converge_and_merge_in_order(project, makers, gc_home):
     ids = [makers.goal(project, f"write {k}", f"sh has.sh {k} {k}-done", {"write": {f"out/{k}.txt": f"{k}-done\n"},
-                                                                          "sleep": 2})
+                                                                          "meet": 2})
            for k in "abc"]
     table = wave(project, makers, *ids, "--parallel", "2")
     assert [(g["goalId"], g["stop"], g["merge"], g["iterations"]) for g in table["goals"]] == \
@@ -280,7 +287,7 @@ def test_heartbeat_picks_the_projects_open_heartbeat_goals(project, makers, gc_h
 def test_heartbeat_run_parallel_runs_a_wave(project, makers, gc_home):
     _heartbeat_settings(project, f'{HEARTBEAT}, {{ type = "lint_clean", command = "sh has.sh l fixed" }}]\n')
     makers.plan.write_text(json.dumps({f"heartbeat: make `sh has.sh {k} fixed` pass again":
-                                       {"write": {f"out/{k}.txt": "fixed\n"}, "sleep": 2} for k in "hl"}))
+                                       {"write": {f"out/{k}.txt": "fixed\n"}, "meet": 2} for k in "hl"}))
     done = run_goal(project, "heartbeat", "--run", "--parallel", "2", "--maker-cmd", makers.command, "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
