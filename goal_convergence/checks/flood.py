@@ -30,6 +30,16 @@ _LINE = re.compile(rb"\n" + _PATH + rb"{1,1000}::(?=" + _FIRST + rb")(?:[^ ]{0,1
 _SKIPPED = re.compile(rb"\n[^ ]*+ SKIPPED")  # on lines that all match _LINE: the skipped tests
 _REWRITTEN = (b"\x00", b"\x1b", b"\r")  # bytes decoding changes (lines.decode_line)
 
+def pytest_id(nodeid: str) -> str:
+    """A verbose line's node id as the JUnit XML's classname::name, so that the output and the XML give the same
+    ids. The path ends at the first "::" (it may hold a "["), the parameters start at the first "[" after it
+    (they may hold "::")."""
+    path, _, rest = nodeid.partition("::")
+    name, bracket, params = rest.partition("[")
+    *classes, test = name.split("::")
+    return ".".join([path.replace("/", ".").removesuffix(".py"), *classes]) + f"::{test}{bracket}{params}"
+
+
 def test_name(test_id: str) -> str:
     """What follows the last colon of a test id: the same in a verbose line's id and in the census's."""
     return test_id.rpartition(":")[2]

@@ -63,14 +63,23 @@ class Keys:
     # As after_word, the lines this member takes in runs: a run of such lines that no key of another member finds
     # is one span (``Lines.runs``), walked in one match, not a line at a time. One member of a sieve at most.
     runs: tuple[bytes, ...] = ()
+    # Strings one of which every line these keys find holds, a newline before the line's start counted (a key at
+    # the line's start needs b"\n" and its first bytes); ``anywhere`` keys aside. None: not said. When every other
+    # member says them, a block that holds none of them is one run for the member that takes runs, not looked at
+    # line by line (``Lines.checked``): a few passes at the speed of memchr instead of a regex step a line.
+    needs: tuple[bytes, ...] | None = None
 
 
 class Lines(list[int]):
     """The starts of the lines of a block one member reads, in order; ``runs``: the (start, end) spans of the
     runs of lines it takes whole (``Keys.runs``), in order, each ending at its last line's newline or the
-    block's end. A run's lines are not listed one by one, except those decoding rewrites."""
+    block's end. A run's lines are not listed one by one, except those decoding rewrites. Unless ``checked``,
+    the block held none of what the other members' keys need (``Keys.needs``) and is one run whose lines were
+    not looked at: no key of another member finds any of them, but some may not be lines of a run, and the
+    lines the runner's own keys find among them are not listed (a sieve of its keys alone tells them apart)."""
 
     runs: list[tuple[int, int]] = []
+    checked = True
 
 
 def _first_byte(key: bytes) -> int:
@@ -241,6 +250,8 @@ class Sieve:
                             for g in range(1, len(order) + 1)]
         self._alone = [re.compile(_either(_body({kind: list(getattr(keys, kind)) for kind in _KINDS})[0]))
                        for keys in members]
+        self._needs = _Needs([keys.needs for k, keys in enumerate(members) if k != self._runner]) \
+            if self._runner is not None and self._size > 1 else None
         self._needles: dict[bytes, list[int]] = {}
         for k, keys in enumerate(members):
             for needle in keys.anywhere:
@@ -259,13 +270,16 @@ class Sieve:
         by_key: list[list[int]] = [[] for _ in self._owners]
         runs: list[tuple[int, int]] = []
         shift, at = self._runner is not None, 0
-        if first := self._at_start.match(block):
+        checked = self._needs is None or self._needs.found(block)
+        if not checked:  # no line holds what another member needs: the whole block is one run
+            runs.append((0, len(block) - block.endswith(b"\n")))
+        elif first := self._at_start.match(block):
             if shift and first.lastindex == 1:
                 runs.append((0, first.end()))
                 at = first.end()  # the lines after the first are in the run
             else:
                 by_key[first.lastindex - shift].append(0)  # type: ignore[operator]
-        for m in self._after_newline.finditer(block, at):
+        for m in self._after_newline.finditer(block, at) if checked else ():
             if shift and m.lastindex == 1:
                 runs.append((m.start() + 1, m.end()))
             elif m.lastindex:  # not a run of lines no key finds
@@ -286,5 +300,34 @@ class Sieve:
                 starts += rewritten
         lines = [Lines(sorted(set(starts))) for starts in found]
         if self._runner is not None:
-            lines[self._runner].runs = runs
+            lines[self._runner].runs, lines[self._runner].checked = runs, checked
         return lines
+
+
+class _Needs:
+    """What the other members of a sieve need (``Keys.needs``): ``found`` tells whether a block may hold a line
+    one of their keys finds."""
+
+    def __init__(self, needs: list[tuple[bytes, ...] | None]) -> None:
+        said = [need for member in needs for need in member or ()]
+        self._never = any(member is None for member in needs)  # a member that did not say: every block may
+        # A need at a line's start: one search, a step at each newline, and a look at the block's first line.
+        starts = sorted({need[1:] for need in said if need[:1] == b"\n"})
+        self._starts = tuple(starts)
+        self._after_newline = re.compile(b"\n(?:" + b"|".join(map(re.escape, starts)) + b")") if starts else None
+        self._anywhere = sorted({need for need in said if need[:1] != b"\n"}, key=len)
+        if any(not need for need in said):
+            raise ValueError("a need is a string of one byte or more")
+
+    def found(self, block: bytes) -> bool:
+        if self._never or block.startswith(self._starts):
+            return True
+        if any(_holds(block, need) for need in self._anywhere):
+            return True
+        return self._after_newline is not None and self._after_newline.search(block) is not None
+
+
+def _holds(block: bytes, needle: bytes) -> bool:
+    if _MEMMEM is None:
+        return needle in block
+    return _MEMMEM(block, len(block), needle, len(needle)) is not None
