@@ -38,6 +38,7 @@ _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 # " --> " line, which holds one, and is looked at then. Keys are case-sensitive, as the rules are.
 _MARKS = tuple(mark.encode() for mark in "✕×●✖")
 _SPACE_FIRST = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"  # the first bytes of whitespace (sieve.SPACE)
+_WORD_OR_NEWLINE = frozenset(b"\nabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")  # no count begins with one
 _KEYS = Keys(
     starts=(b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error[:\[]", b"E" + SPACE, b"panic: ", b"Expected:",
             b"Received:", b"!", b"Test", b"Found ", rb"Traceback \(", b"thread '", b"-->", *_MARKS),
@@ -50,12 +51,14 @@ _KEYS = Keys(
                 + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT + b"|(?::" + DIGIT + b"+)?: (?:error|fatal))"),
     # tsc's " - error TS" and "): error TS", wherever its file name's spaces put it (a longer string is found faster)
     anywhere=(b" error TS",),
-    # What the keys above need (sieve.Keys.needs): a start's first bytes, whitespace at the start, the words after
-    # a count, and the ": " every key after the first word ends its match with or looks ahead to.
-    needs=(*(b"\n" + need for need in (b"FAIL", b"ERROR", b"--- FAIL", b"test ", b"error", b"E", b"panic: ",
+    # What the keys above need (sieve.Keys.needs): a start's first bytes, whitespace at the start, the first byte
+    # of a count (a digit, or a byte that is no word's), and the ": " every key after the first word ends its match
+    # with or looks ahead to.
+    needs=(*(b"\n" + need for need in (b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error", b"E", b"panic: ",
                                        b"Expected:", b"Received:", b"!", b"Test", b"Found ", b"Traceback (",
-                                       b"thread '", b"-->", *_MARKS, *(bytes([byte]) for byte in _SPACE_FIRST))),
-           b"failed", b"error", b", ", b": "))
+                                       b"thread '", b"-->", *_MARKS, *(bytes([byte]) for byte in _SPACE_FIRST),
+                                       *(bytes([byte]) for byte in range(256) if byte not in _WORD_OR_NEWLINE))),
+           b": "))
 # eslint's heading: a line that is a path (the last rule). Many outputs print paths that are no heading
 # (warnings): a path line no other key found is only held, and read if an eslint finding comes after it.
 _PATHS = Keys(starts=(b"/(?!" + WHITESPACE + b")" + NONSPACE,), needs=(b"\n/",))

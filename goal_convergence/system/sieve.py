@@ -310,24 +310,24 @@ class _Needs:
 
     def __init__(self, needs: list[tuple[bytes, ...] | None]) -> None:
         said = [need for member in needs for need in member or ()]
-        self._never = any(member is None for member in needs)  # a member that did not say: every block may
-        # A need at a line's start: one search, a step at each newline, and a look at the block's first line.
-        starts = sorted({need[1:] for need in said if need[:1] == b"\n"})
-        self._starts = tuple(starts)
-        self._after_newline = re.compile(b"\n(?:" + b"|".join(map(re.escape, starts)) + b")") if starts else None
-        self._anywhere = sorted({need for need in said if need[:1] != b"\n"}, key=len)
         if any(not need for need in said):
             raise ValueError("a need is a string of one byte or more")
+        self._never = any(member is None for member in needs)  # a member that did not say: every block may
+        # The needs at a line's start: one search that stops at each newline and tries the needs that begin with
+        # the byte after it (one branch each first byte; a need of one byte stands for those it begins). (The
+        # engine's own search for a literal string beats memmem and bytes.find on the two-byte needs, which hold
+        # frequent bytes.)
+        starts = {need[1:] for need in said if need[:1] == b"\n"}
+        self._starts = tuple(sorted(starts))
+        one = bytes(sorted(need[0] for need in starts if len(need) == 1))
+        by_first: dict[bytes, list[bytes]] = {}
+        for need in sorted(starts):
+            if need[0] not in one:
+                by_first.setdefault(need[:1], []).append(re.escape(need[1:]))
+        branches = [b"[" + re.escape(one) + b"]"] if one else []
+        branches += [re.escape(first) + b"(?:" + b"|".join(rest) + b")" for first, rest in by_first.items()]
+        self._searches = [re.compile(b"\n(?:" + b"|".join(branches) + b")").search] if branches else []
+        self._searches += [re.compile(re.escape(need)).search for need in sorted({n for n in said if n[:1] != b"\n"})]
 
     def found(self, block: bytes) -> bool:
-        if self._never or block.startswith(self._starts):
-            return True
-        if any(_holds(block, need) for need in self._anywhere):
-            return True
-        return self._after_newline is not None and self._after_newline.search(block) is not None
-
-
-def _holds(block: bytes, needle: bytes) -> bool:
-    if _MEMMEM is None:
-        return needle in block
-    return _MEMMEM(block, len(block), needle, len(needle)) is not None
+        return self._never or block.startswith(self._starts) or any(search(block) for search in self._searches)
