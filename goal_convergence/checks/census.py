@@ -19,7 +19,7 @@ from pathlib import Path
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys, Lines
-from .flood import Beyond, names, tally, watched
+from .flood import Beyond, beyond, names, tally, verbose, watched
 from .flood import pytest_id as _pytest_id
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
@@ -88,11 +88,6 @@ _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest 
 # Test ids kept by name, each runner. Past it a run's ids are counted, and only the start's are remembered
 # (``Beyond``): a run naming 10 million tests costs what 50,000 do in memory, and a few passes in C (flood.py).
 MAX_IDS = 50_000
-
-
-def beyond(census: Census) -> Beyond | None:
-    """The ids of ``census`` past ``MAX_IDS`` (None when it kept them all by name)."""
-    return census._beyond
 
 
 def _bit(word: str) -> int:
@@ -186,7 +181,12 @@ class CensusScanner(LineScanner):
         while start < end and self._busy():
             start = self._read(block, start)
         lines = (block[start - 1 : end] if start else b"\n" + block[:end]) if start < end else b""
-        found = names(lines) if len(self._ids.get("pytest", ())) >= MAX_IDS else None
+        if (below := len(self._ids.get("pytest", ())) < MAX_IDS) and (each := verbose(lines)) is not None:
+            for nodeid, outcome in each:  # below the bound: each id noted, as reading its line alone would
+                self._note("pytest", _pytest_id(nodeid), _bit(outcome))
+            self._pytest_listed |= bool(each)
+            return end + 1
+        found = None if below else names(lines)
         hits = list(filter(self._watching().__contains__, found)) if found else []
         if found and len(hits) < len(found) and "pytest" not in self._beyond:  # an id past the bound: the start's
             self._past("pytest")  # ids are asked for now, and looked for too
