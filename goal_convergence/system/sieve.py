@@ -236,6 +236,7 @@ class Sieve:
                     + b"|".join(members[self._runner].runs) + b").*+")
             branches = [line + rb"(?:\n" + line + rb")*+()", *branches]  # group 1: a run
         self._at_start = re.compile(_either(branches))
+        self._keyed = bool(branches)  # else only strings anywhere are looked for: no walk over the lines
         # A line no key can find (a timestamped log line) begins a run of such lines, walked over in one match
         # with a cheap test a line, that ends before the newline of its last line: the next match tries the line
         # after it. Any other line is tried against the keys.
@@ -279,7 +280,7 @@ class Sieve:
                 at = first.end()  # the lines after the first are in the run
             else:
                 by_key[first.lastindex - shift].append(0)  # type: ignore[operator]
-        for m in self._after_newline.finditer(block, at) if checked else ():
+        for m in self._after_newline.finditer(block, at) if checked and self._keyed else ():
             if shift and m.lastindex == 1:
                 runs.append((m.start() + 1, m.end()))
             elif m.lastindex:  # not a run of lines no key finds
