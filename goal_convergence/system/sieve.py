@@ -66,7 +66,7 @@ class Keys:
     # Strings one of which every line these keys find holds, a newline before the line's start counted (a key at
     # the line's start needs b"\n" and its first bytes); ``anywhere`` keys aside. None: not said. When every other
     # member says them, a block that holds none of them is one run for the member that takes runs, not looked at
-    # line by line (``Lines.checked``): a few passes at the speed of memchr instead of a regex step a line.
+    # line by line (``Lines.checked``): a few searches over the block instead of a regex walk of every line.
     needs: tuple[bytes, ...] | None = None
 
 
@@ -313,12 +313,13 @@ class _Needs:
         said = [need for member in needs for need in member or ()]
         if any(not need for need in said):
             raise ValueError("a need is a string of one byte or more")
-        self._never = any(member is None for member in needs)  # a member that did not say: every block may
+        # A member that did not say, or that needs only a line's start (any line): every block may.
+        self._never = any(member is None for member in needs) or b"\n" in said
         # The needs at a line's start: one search that stops at each newline and tries the needs that begin with
         # the byte after it (one branch each first byte; a need of one byte stands for those it begins). (The
         # engine's own search for a literal string beats memmem and bytes.find on the two-byte needs, which hold
         # frequent bytes.)
-        starts = {need[1:] for need in said if need[:1] == b"\n"}
+        starts = {need[1:] for need in said if need[:1] == b"\n" and need[1:]}
         self._starts = tuple(sorted(starts))
         one = bytes(sorted(need[0] for need in starts if len(need) == 1))
         by_first: dict[bytes, list[bytes]] = {}
