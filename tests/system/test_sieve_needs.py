@@ -69,3 +69,9 @@ def test_the_failure_scanners_needs_hold_on_every_line_its_keys_find(parts):
     for keys in (extract._KEYS, extract._PATHS):
         if list(Sieve((keys,)).find(line)[0]) and b"\x1b" not in line and b"\x00" not in line and b"\r" not in line:
             assert any(need in b"\n" + line for need in keys.needs), (keys.needs, line)
+
+
+def test_a_member_that_needs_only_a_line_start_or_says_nothing_never_clears_a_block():
+    block = flood(5, {})
+    for keys in (Keys(starts=(b"x",), needs=(b"\n",)), UNSAID):
+        assert Sieve((RUNS, keys)).find(block)[0].checked
