@@ -19,7 +19,8 @@ from pathlib import Path
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys, Lines
-from .flood import Beyond, names, tally, watched
+from .flood import Beyond, beyond, names, tally, verbose, watched
+from .flood import pytest_id as _pytest_id
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
 
@@ -89,11 +90,6 @@ _STRICT_XPASS = "xfail-marked test passes unexpectedly"  # in JUnit XML; pytest 
 MAX_IDS = 50_000
 
 
-def beyond(census: Census) -> Beyond | None:
-    """The ids of ``census`` past ``MAX_IDS`` (None when it kept them all by name)."""
-    return census._beyond
-
-
 def _bit(word: str) -> int:
     return _BIT[_WORDS.get(word.lower(), "skipped")]
 
@@ -102,15 +98,6 @@ def normalise_id(test_id: str) -> str:
     """A test id as it stays from run to run: object addresses in parametrize ids become ``0x?``."""
     # Called for every test line of a verbose run: the regex only where an address can be.
     return _ADDRESS.sub("0x?", test_id.strip()) if "0x" in test_id else test_id.strip()
-
-
-def _pytest_id(nodeid: str) -> str:
-    # As the JUnit XML's classname::name, so that the output and the XML give the same ids. The path ends at
-    # the first "::" (it may hold a "["), the parameters start at the first "[" after it (they may hold "::").
-    path, _, rest = nodeid.partition("::")
-    name, bracket, params = rest.partition("[")
-    *classes, test = name.split("::")
-    return ".".join([path.replace("/", ".").removesuffix(".py"), *classes]) + f"::{test}{bracket}{params}"
 
 
 def _counts(text: str) -> Counter[str]:
@@ -169,10 +156,11 @@ class CensusScanner(LineScanner):
         """Read the lines of a block (the last may lack its newline at the end of the output) that hold a key,
         the runs of lines the sieve hands over whole, and every line while every line counts."""
         runs = dict(getattr(found[0], "runs", ()))  # a plain list: every line read alone
+        checked = getattr(found[0], "checked", True)
         pos = 0  # where the first line not read yet starts
         for start in sorted({*([0] if self._busy() else []), *found[0], *runs}):
             if start in runs and runs[start] >= pos:
-                pos = self._run(block, max(start, pos), runs[start])
+                pos = self._run(block, max(start, pos), runs[start], checked)
             if start >= pos and start < len(block):
                 pos = self._read(block, start)
             while pos < len(block) and self._busy():
@@ -186,18 +174,27 @@ class CensusScanner(LineScanner):
             self._memo.add(raw)
         return end + 1
 
-    def _run(self, block: bytes, start: int, end: int) -> int:
+    def _run(self, block: bytes, start: int, end: int, checked: bool = True) -> int:
         """Read the run of lines from ``start`` to ``end`` (sieve.Keys.runs), past the bound of ids in bulk if it
-        can (flood.py); where the next line starts."""
+        can (flood.py); where the next line starts. A run not ``checked`` (sieve.Lines) that cannot be read in
+        bulk is split by the census's own keys first."""
         while start < end and self._busy():
             start = self._read(block, start)
         lines = (block[start - 1 : end] if start else b"\n" + block[:end]) if start < end else b""
-        found = names(lines) if len(self._ids.get("pytest", ())) >= MAX_IDS else None
+        if (below := len(self._ids.get("pytest", ())) < MAX_IDS) and (each := verbose(lines)) is not None:
+            for nodeid, outcome in each:  # below the bound: each id noted, as reading its line alone would
+                self._note("pytest", _pytest_id(nodeid), _bit(outcome))
+            self._pytest_listed |= bool(each)
+            return end + 1
+        found = None if below else names(lines)
         hits = list(filter(self._watching().__contains__, found)) if found else []
         if found and len(hits) < len(found) and "pytest" not in self._beyond:  # an id past the bound: the start's
             self._past("pytest")  # ids are asked for now, and looked for too
             hits = list(filter(self._watching().__contains__, found))
         while (not found or len(hits) == len(found) or self._addresses and b"0x" in lines) and start < end:
+            if not checked:
+                self._scan(part := block[start : end + 1], self._sieve.find(part))
+                return end + 1
             start = self._read(block, start)  # each line read alone
         if start >= end:
             return max(start, end + 1)

@@ -37,6 +37,8 @@ _ID, _DETAIL, _SUMMARY, _GENERIC = range(4)
 # The lines the rules below can match (sieve.py); the ruff code line aside: it counts only before a
 # " --> " line, which holds one, and is looked at then. Keys are case-sensitive, as the rules are.
 _MARKS = tuple(mark.encode() for mark in "✕×●✖")
+_SPACE_FIRST = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"  # the first bytes of whitespace (sieve.SPACE)
+_WORD_OR_NEWLINE = frozenset(b"\nabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")  # no count begins with one
 _KEYS = Keys(
     starts=(b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error[:\[]", b"E" + SPACE, b"panic: ", b"Expected:",
             b"Received:", b"!", b"Test", b"Found ", rb"Traceback \(", b"thread '", b"-->", *_MARKS),
@@ -48,10 +50,18 @@ _KEYS = Keys(
     after_word=(b":(?<=rror:|tion:) ", b":(?=" + NONSPACE + b"*+(?<=:) )(?:" + NONSPACE + b"*:)?" + DIGIT
                 + b"+(?::" + DIGIT + b"+: [A-Z]+" + DIGIT + b"|(?::" + DIGIT + b"+)?: (?:error|fatal))"),
     # tsc's " - error TS" and "): error TS", wherever its file name's spaces put it (a longer string is found faster)
-    anywhere=(b" error TS",))
+    anywhere=(b" error TS",),
+    # What the keys above need (sieve.Keys.needs): a start's first bytes, whitespace at the start, the first byte
+    # of a count (a digit, or a byte that is no word's), and the ": " every key after the first word ends its match
+    # with or looks ahead to.
+    needs=(*(b"\n" + need for need in (b"FAIL", b"ERROR", b"--- FAIL", b"test ", rb"error", b"E", b"panic: ",
+                                       b"Expected:", b"Received:", b"!", b"Test", b"Found ", b"Traceback (",
+                                       b"thread '", b"-->", *_MARKS, *(bytes([byte]) for byte in _SPACE_FIRST),
+                                       *(bytes([byte]) for byte in range(256) if byte not in _WORD_OR_NEWLINE))),
+           b": "))
 # eslint's heading: a line that is a path (the last rule). Many outputs print paths that are no heading
 # (warnings): a path line no other key found is only held, and read if an eslint finding comes after it.
-_PATHS = Keys(starts=(b"/(?!" + WHITESPACE + b")" + NONSPACE,))
+_PATHS = Keys(starts=(b"/(?!" + WHITESPACE + b")" + NONSPACE,), needs=(b"\n/",))
 # The words of a generic line (lowercased), looked for only until enough generic lines are kept.
 _GENERIC_KEYS = (Keys(anywhere=(b"error", b"fail", b"assert", b"exception", b"traceback", b"panic")),)
 

@@ -5,7 +5,9 @@ bound of ids kept by name (census.py, ``MAX_IDS``).
 the census runs of lines whose first word ends with "::" whole, sieve.py ``Keys.runs``) is read with a few
 passes in C: one regular expression takes every line's test name (what follows its id's last colon), and
 tells whether every line of the run is a verbose line that reads the same undecoded (else the census reads
-the run a line at a time, as any other). Past the bound the census keeps no id but those of the start run: a
+the run a line at a time, as any other). Below the bound another takes each line's id and outcome, noted as
+reading the line alone would note them, without decoding it or trying the census's rules on it. Past the
+bound the census keeps no id but those of the start run: a
 line whose name is no such id's name cannot be one of them, and is only counted; the few lines whose name is
 are read one by one. So a run naming 10 million distinct tests costs a few passes over its bytes and one
 short string a line.
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable
+
+from ..models import Census
 
 _OUTCOMES = b"PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
 # The classes of census._PYTEST_VERBOSE in bytes, for ASCII lines: [^\s:] and \S, then [^ \n] (below). A line
@@ -27,8 +31,21 @@ _NAME = rb"[\x00-\x09\x0b-\x1f!-9;-\x7f]"  # [^ \n] but the colon: what follows 
 # ([^ ] for [^ \n] before the last colon is faster, and a match that runs on into the next line is one too few.)
 _LINE = re.compile(rb"\n" + _PATH + rb"{1,1000}::(?=" + _FIRST + rb")(?:[^ ]{0,1000}:)?(" + _NAME
                    + rb"{0,2000}) (?:" + _OUTCOMES + rb")(?![^ \n])")
+# The same lines, each one's node id (up to its first space) and outcome: the ids the census keeps by name.
+_IDS = re.compile(rb"\n(" + _PATH + rb"{1,1000}::(?=" + _FIRST + rb")(?:[^ ]{0,1000}:)?" + _NAME
+                  + rb"{0,2000}) (" + _OUTCOMES + rb")(?![^ \n])")
 _SKIPPED = re.compile(rb"\n[^ ]*+ SKIPPED")  # on lines that all match _LINE: the skipped tests
 _REWRITTEN = (b"\x00", b"\x1b", b"\r")  # bytes decoding changes (lines.decode_line)
+
+def pytest_id(nodeid: str) -> str:
+    """A verbose line's node id as the JUnit XML's classname::name, so that the output and the XML give the same
+    ids. The path ends at the first "::" (it may hold a "["), the parameters start at the first "[" after it
+    (they may hold "::")."""
+    path, _, rest = nodeid.partition("::")
+    name, bracket, params = rest.partition("[")
+    *classes, test = name.split("::")
+    return ".".join([path.replace("/", ".").removesuffix(".py"), *classes]) + f"::{test}{bracket}{params}"
+
 
 def test_name(test_id: str) -> str:
     """What follows the last colon of a test id: the same in a verbose line's id and in the census's."""
@@ -42,13 +59,19 @@ def watched(ids: Iterable[str]) -> tuple[set[bytes], bool]:
     return found, any(b"0x?" in name for name in found)
 
 
-def names(lines: bytes) -> list[bytes] | None:
+def names(lines: bytes, pattern: re.Pattern[bytes] = _LINE) -> list | None:
     """The test names of ``lines`` (each line after a newline: the run with a newline before it), one a line
     in order; None unless every line is a verbose pytest line that decoding leaves as it is."""
     if not lines.isascii() or any(byte in lines for byte in _REWRITTEN):
         return None
-    found = _LINE.findall(lines)
+    found = pattern.findall(lines)
     return found if len(found) == lines.count(b"\n") else None
+
+
+def verbose(lines: bytes) -> list[tuple[str, str]] | None:
+    """As ``names``, each line's node id and outcome: what the census reads of each line below its bound."""
+    found = names(lines, _IDS)
+    return None if found is None else [(nodeid.decode(), outcome.decode()) for nodeid, outcome in found]
 
 
 def skipped(lines: bytes) -> int:
@@ -107,3 +130,8 @@ class Beyond:
     def knows(self, test_id: str) -> bool:
         """Whether this run's census can say if ``test_id`` is there."""
         return self.expected is not None and test_id in self.expected
+
+
+def beyond(census: Census) -> Beyond | None:
+    """The ids of ``census`` past the census's bound (None when it kept them all by name)."""
+    return census._beyond

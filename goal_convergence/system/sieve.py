@@ -63,14 +63,23 @@ class Keys:
     # As after_word, the lines this member takes in runs: a run of such lines that no key of another member finds
     # is one span (``Lines.runs``), walked in one match, not a line at a time. One member of a sieve at most.
     runs: tuple[bytes, ...] = ()
+    # Strings one of which every line these keys find holds, a newline before the line's start counted (a key at
+    # the line's start needs b"\n" and its first bytes); ``anywhere`` keys aside. None: not said. When every other
+    # member says them, a block that holds none of them is one run for the member that takes runs, not looked at
+    # line by line (``Lines.checked``): a few searches over the block instead of a regex walk of every line.
+    needs: tuple[bytes, ...] | None = None
 
 
 class Lines(list[int]):
     """The starts of the lines of a block one member reads, in order; ``runs``: the (start, end) spans of the
     runs of lines it takes whole (``Keys.runs``), in order, each ending at its last line's newline or the
-    block's end. A run's lines are not listed one by one, except those decoding rewrites."""
+    block's end. A run's lines are not listed one by one, except those decoding rewrites. Unless ``checked``,
+    the block held none of what the other members' keys need (``Keys.needs``) and is one run whose lines were
+    not looked at: no key of another member finds any of them, but some may not be lines of a run, and the
+    lines the runner's own keys find among them are not listed (a sieve of its keys alone tells them apart)."""
 
     runs: list[tuple[int, int]] = []
+    checked = True
 
 
 def _first_byte(key: bytes) -> int:
@@ -227,6 +236,7 @@ class Sieve:
                     + b"|".join(members[self._runner].runs) + b").*+")
             branches = [line + rb"(?:\n" + line + rb")*+()", *branches]  # group 1: a run
         self._at_start = re.compile(_either(branches))
+        self._keyed = bool(branches)  # else only strings anywhere are looked for: no walk over the lines
         # A line no key can find (a timestamped log line) begins a run of such lines, walked over in one match
         # with a cheap test a line, that ends before the newline of its last line: the next match tries the line
         # after it. Any other line is tried against the keys.
@@ -241,6 +251,8 @@ class Sieve:
                             for g in range(1, len(order) + 1)]
         self._alone = [re.compile(_either(_body({kind: list(getattr(keys, kind)) for kind in _KINDS})[0]))
                        for keys in members]
+        self._needs = _Needs([keys.needs for k, keys in enumerate(members) if k != self._runner]) \
+            if self._runner is not None and self._size > 1 else None
         self._needles: dict[bytes, list[int]] = {}
         for k, keys in enumerate(members):
             for needle in keys.anywhere:
@@ -259,13 +271,16 @@ class Sieve:
         by_key: list[list[int]] = [[] for _ in self._owners]
         runs: list[tuple[int, int]] = []
         shift, at = self._runner is not None, 0
-        if first := self._at_start.match(block):
+        checked = self._needs is None or self._needs.found(block)
+        if not checked:  # no line holds what another member needs: the whole block is one run
+            runs.append((0, len(block) - block.endswith(b"\n")))
+        elif first := self._at_start.match(block):
             if shift and first.lastindex == 1:
                 runs.append((0, first.end()))
                 at = first.end()  # the lines after the first are in the run
             else:
                 by_key[first.lastindex - shift].append(0)  # type: ignore[operator]
-        for m in self._after_newline.finditer(block, at):
+        for m in self._after_newline.finditer(block, at) if checked and self._keyed else ():
             if shift and m.lastindex == 1:
                 runs.append((m.start() + 1, m.end()))
             elif m.lastindex:  # not a run of lines no key finds
@@ -286,5 +301,35 @@ class Sieve:
                 starts += rewritten
         lines = [Lines(sorted(set(starts))) for starts in found]
         if self._runner is not None:
-            lines[self._runner].runs = runs
+            lines[self._runner].runs, lines[self._runner].checked = runs, checked
         return lines
+
+
+class _Needs:
+    """What the other members of a sieve need (``Keys.needs``): ``found`` tells whether a block may hold a line
+    one of their keys finds."""
+
+    def __init__(self, needs: list[tuple[bytes, ...] | None]) -> None:
+        said = [need for member in needs for need in member or ()]
+        if any(not need for need in said):
+            raise ValueError("a need is a string of one byte or more")
+        # A member that did not say, or that needs only a line's start (any line): every block may.
+        self._never = any(member is None for member in needs) or b"\n" in said
+        # The needs at a line's start: one search that stops at each newline and tries the needs that begin with
+        # the byte after it (one branch each first byte; a need of one byte stands for those it begins). (The
+        # engine's own search for a literal string beats memmem and bytes.find on the two-byte needs, which hold
+        # frequent bytes.)
+        starts = {need[1:] for need in said if need[:1] == b"\n" and need[1:]}
+        self._starts = tuple(sorted(starts))
+        one = bytes(sorted(need[0] for need in starts if len(need) == 1))
+        by_first: dict[bytes, list[bytes]] = {}
+        for need in sorted(starts):
+            if need[0] not in one:
+                by_first.setdefault(need[:1], []).append(re.escape(need[1:]))
+        branches = [b"[" + re.escape(one) + b"]"] if one else []
+        branches += [re.escape(first) + b"(?:" + b"|".join(rest) + b")" for first, rest in by_first.items()]
+        self._searches = [re.compile(b"\n(?:" + b"|".join(branches) + b")").search] if branches else []
+        self._searches += [re.compile(re.escape(need)).search for need in sorted({n for n in said if n[:1] != b"\n"})]
+
+    def found(self, block: bytes) -> bool:
+        return self._never or block.startswith(self._starts) or any(search(block) for search in self._searches)
