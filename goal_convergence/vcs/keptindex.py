@@ -21,7 +21,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,13 +130,21 @@ class KeptIndex:
             return ""
         return seal.mac_of_bytes(self.path.parent.parent, f"indexes/{self.path.name}", *parts)
 
-    def entries(self, listed: bytes | None) -> dict[str, str] | None:
-        """The index's entries as this process last saw them, else parsed from ``listed`` (``git ls-files -s
-        -z`` of it); None when neither is at hand."""
+    def entries(self, listing: Callable[[], bytes] | None) -> dict[str, str] | None:
+        """The index's entries as this process last saw them, else parsed from ``listing()`` (``git ls-files
+        -s -z`` of it) and remembered; None when neither is at hand."""
         known = self._mine()
         if known is not None:
             return known.entries
-        return None if listed is None else parse(listed.decode("utf-8", "surrogateescape"))
+        if listing is None:
+            return None
+        sig = self._sig()  # before the listing: a write after it leaves what is remembered stale, never wrong
+        entries = parse(listing().decode("utf-8", "surrogateescape"))
+        if self._mac is not None and sig is not None:
+            racy = self.racy()
+            with _lock:
+                _known[self.path] = _Known(sig, entries, racy)
+        return entries
 
     def wrote(self, entries: dict[str, str], hashed: tuple[Path, Iterable[str]] | None = None) -> None:
         """git wrote the index and ``entries`` are what it now holds: seal it, and remember both. ``hashed``:
@@ -154,7 +162,7 @@ class KeptIndex:
         if self._mac is not None and self.path.is_file():
             os.chmod(self.path, 0o600)  # git makes it as the umask says; the home's files are the user's alone
             write_private(self._mac, (self._seal_now() + "\n").encode("ascii"))
-        sig = self._sig()
+        sig = self._sig() if self._mac is not None else None  # a throw-away index is not remembered
         with _lock:
             if sig is None:
                 _known.pop(self.path, None)

@@ -107,7 +107,7 @@ def _take(root: Path, state: Path | None, pinned: bool = False) -> Snapshot:
         except _GitFailed as exc:
             log_error("tree", f"git could not list {root} ({exc})")
             if state is not None:
-                keptindex.KeptIndex(state, sealed=True).drop()  # a damaged index of ours: begin again from the user's
+                keptindex.KeptIndex(state, sealed=True).drop()  # damaged: begin again from the user's
     return Snapshot(root)
 
 
@@ -214,7 +214,7 @@ class GitSnapshot(Snapshot):
         done = self.repo.run(self.repo.top, "rev-parse", "--git-path", "index")
         theirs = Path(os.fsdecode(done.out.strip())) if done.ok else None
         theirs = theirs if theirs is None or theirs.is_absolute() else self.repo.top / theirs
-        self._kept.drop()  # nor the racy list of an index before this one (there is no index)
+        self._kept.drop()  # an earlier index's racy list says nothing of this one
         if theirs is not None and theirs.is_file():
             # with its time: git trusts the stat data of files older than the index, so a copy stamped now
             # would hide a same-size edit made in the second before (git's "racy clean" problem)
@@ -227,7 +227,7 @@ class GitSnapshot(Snapshot):
         if self._top is None:
             self._top = self._kept.entries(None)
         if self._top is None:
-            self._top = self._kept.entries(self._git("ls-files", "-z", "-s")) or {}
+            self._top = self._kept.entries(lambda: self._git("ls-files", "-z", "-s")) or {}
         return self._top
 
     def _mine(self, top_rel: str) -> str | None:
@@ -319,7 +319,7 @@ class GitSnapshot(Snapshot):
     def _after(self, entries: dict[str, str], paths: list[str], whole: bool) -> dict[str, str]:
         """The index's entries once git hashed ``paths`` (every file, when ``whole``): those asked again."""
         if whole:
-            return self._kept.entries(self._git("ls-files", "-z", "-s")) or {}
+            return self._kept.entries(lambda: self._git("ls-files", "-z", "-s")) or {}
         if not paths:
             return entries
         entries = dict(entries)
