@@ -7,6 +7,7 @@ cache is sealed with the home's key: one not as this home wrote it is not read."
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from ..system import files, seal
 from ..system.log import log_error
@@ -28,10 +30,23 @@ _cache: dict[str, tuple[tuple[int, int, int, int], str]] = {}
 _lock = threading.Lock()
 
 
-def hash_file(path: Path) -> str | None:
-    """sha256 of a regular file's bytes, or None when it is missing or unreadable."""
+def open_regular(path: str | Path, *, follow: bool = True) -> BinaryIO:
+    """A regular file opened for reading; OSError for anything else. Opened without waiting, so a FIFO put in a
+    file's place between a stat and the read (a maker's process can) is refused, not waited on for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW))
     try:
-        with open(path, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def hash_file(path: Path) -> str | None:
+    """sha256 of a regular file's bytes, or None when it is missing, unreadable or not a regular file."""
+    try:
+        with open_regular(path) as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None

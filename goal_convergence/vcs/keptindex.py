@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..system import seal
-from .filehash import RACY_SECONDS, write_private
+from .filehash import RACY_SECONDS, open_regular, write_private
 
 _RACY_NAME = ".racy"
 _MAC_NAME = ".mac"
@@ -70,7 +70,7 @@ def blob_id(path: str, like: str) -> str | None:
     """git's blob id of a regular file's bytes, in the hash ``like`` (an id) is in; None when it is not a
     regular file or cannot be read."""
     try:
-        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as fh:
+        with open_regular(path, follow=False) as fh:
             size = os.fstat(fh.fileno()).st_size
             digest = hashlib.sha1() if len(like) == 40 else hashlib.sha256()
             digest.update(b"blob %d\0" % size)

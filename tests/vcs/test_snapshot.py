@@ -210,3 +210,20 @@ def test_outside_git_the_digests_are_kept_between_processes_and_trusted_only_und
     forged = [[*row[:-1], "f" * 64] if row[0].endswith("m1.py") else row for row in rows]
     assert next_process(forged, with_key=True)["m1.py"] == "f" * 64  # the kept digest is what is read
     assert next_process(forged, with_key=False) == real  # without the seal, the bytes are read again
+
+
+def test_a_fifo_in_a_files_place_is_refused_not_waited_on(tmp_path):
+    """A maker's process can swap a FIFO in for a file between a stat and the read: hashing it must not wait
+    for a writer that never comes (a Stop would hang until its timeout)."""
+    import threading
+
+    from goal_convergence.vcs import filehash, keptindex
+
+    fifo = tmp_path / "calc.py"
+    os.mkfifo(fifo)
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.extend([filehash.hash_file(fifo),
+                                                         keptindex.blob_id(str(fifo), "0" * 40)]), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and got == [None, None]
