@@ -108,8 +108,9 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
             new_blobs[digest] = data
         manifest.kept.append(rel)
         kept_bytes += len(data)
-    blobs.keep(new_blobs)  # one pack, synced once: a thousand test files are not a thousand commits
-    manifest.start_tree, manifest.sources = tripwire.start(root, blobs, manifest.files)
+    manifest.start_tree, manifest.sources, sources = tripwire.start(root, manifest.files)
+    # one pack, synced once: a thousand test files are not a thousand commits
+    blobs.keep(new_blobs | {digest: data for digest, data in sources.items() if not blobs.has(digest)})
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "
                      f"{MAX_KEPT_BYTES >> 20} MiB in all) are watched but cannot be restored")

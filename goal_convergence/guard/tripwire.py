@@ -37,15 +37,15 @@ def is_product(rel: str, defining: dict[str, str | None]) -> bool:
     return rel.endswith(PYTHON + SCRIPTS) and rel not in defining and not protect.sensitive([rel], [])
 
 
-def start(root: Path, blobs: Blobs, defining: dict[str, str | None]) -> tuple[str, dict[str, str]]:
-    """The goal's starting tree: (git tree id, {}) in git; ("", {product source: content hash}) outside it,
-    their content kept in ``blobs`` up to the size limits."""
+def start(root: Path, defining: dict[str, str | None]) -> tuple[str, dict[str, str], dict[str, bytes]]:
+    """The goal's starting tree: (git tree id, {}, {}) in git; ("", {product source: content hash}, {content hash:
+    bytes}) outside it, the bytes up to the size limits, for the caller to keep with the baseline's blobs."""
     try:
         repo = git.open_repo(root)
         if repo is not None:
-            return checkpoint.tree_of(repo, root), {}
+            return checkpoint.tree_of(repo, root), {}, {}
     except (GoalConvergenceError, OSError):
-        return "", {}  # a tree too large or unreadable to snapshot: the tripwires fall back to the base commit
+        return "", {}, {}  # a tree too large or unreadable to snapshot: the tripwires fall back to the base commit
     sources, kept, new = {}, 0, {}
     for rel in tree.list_files(root):
         if not is_product(rel, defining):
@@ -59,8 +59,7 @@ def start(root: Path, blobs: Blobs, defining: dict[str, str | None]) -> tuple[st
         sources[rel] = digest = hashlib.sha256(data).hexdigest()
         new[digest] = data
         kept += len(data)
-    blobs.keep({digest: data for digest, data in new.items() if not blobs.has(digest)})
-    return "", sources
+    return "", sources, new
 
 
 def failing_at_start(outcomes: list[dict[str, str] | None], census: list[Census | None],
