@@ -1,24 +1,28 @@
 """A goal's own git index of its project's tree, kept under the home between processes (snapshot.py reads
 the tree through it): where it lives, its seal, the files its stat data cannot yet vouch for, and its
-entries, parsed once a process and then brought up to date path by path.
+entries, parsed once and then brought up to date path by path.
 
 The kept index says which files a snapshot need not read, so a forged one would blind the fingerprint and
-the delivered-tree watch: each write of it is sealed with the home's key (system/seal.py), and one whose
-seal does not match is thrown away. Within one process the seal is checked once: the index's inode,
-size, mtime and ctime as this process last wrote or read it say nobody has written it since (a write
-moves the ctime, which no user can set back).
+the delivered-tree watch. Each time git writes it, its entries are kept beside it (``.entries``) with the
+index's inode, size, mtime and ctime as written, sealed with the home's key (system/seal.py). Any write of
+the index moves its ctime, which no user can set back: so while its stat data is what the sealed file says,
+the index is as this home wrote it and holds those entries, and a new process reads them instead of
+parsing git's listing of the index. An index the entries do not vouch for is thrown away.
 
 git keeps timestamps to the second: a file rewritten within the second its entry was recorded, with its
 size kept and its mtime set back, would look unchanged. So the files whose ctime was that recent when
-they were hashed are listed (``.racy``), and the next snapshot compares their bytes with the index's blob
-ids; only those that differ go back to git.
+they were hashed are listed as racy (in the sealed entries), and the next snapshot compares their bytes
+with the index's blob ids; only those that differ go back to git.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import marshal
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -28,8 +32,7 @@ from pathlib import Path
 from ..system import seal
 from .filehash import RACY_SECONDS, open_regular, write_private
 
-_RACY_NAME = ".racy"
-_MAC_NAME = ".mac"
+_ENTRIES_NAME = ".entries"
 # `git ls-files -s -z`: "MODE OID STAGE\tPATH\0"
 _RECORD = re.compile(r"(\d{6}) ([0-9a-f]+) \d\t([^\0]*)\0")
 _lock = threading.Lock()
@@ -42,6 +45,7 @@ class _Known:
     sig: tuple[int, int, int, int]
     entries: dict[str, str]
     racy: set[str]
+    dumped: bytes = b""  # the entries as the entries file holds them, when this process wrote or read it
 
 
 _known: dict[Path, _Known] = {}
@@ -82,12 +86,11 @@ def blob_id(path: str, like: str) -> str | None:
 
 
 class KeptIndex:
-    """The index file at ``path``, with its racy list and (when ``sealed``) its seal beside it."""
+    """The index file at ``path`` and (when ``sealed``) its entries and racy list, sealed, beside it."""
 
     def __init__(self, path: Path, sealed: bool) -> None:
-        self.path = path
-        self._racy = path.with_name(path.name + _RACY_NAME)
-        self._mac = path.with_name(path.name + _MAC_NAME) if sealed else None
+        self.path, self._sealed = path, sealed
+        self._kept = path.with_name(path.name + _ENTRIES_NAME)
 
     def _sig(self) -> tuple[int, int, int, int] | None:
         try:
@@ -103,32 +106,19 @@ class KeptIndex:
         return known if known is not None and known.sig == self._sig() else None
 
     def forged(self) -> bool:
-        """Whether the index is there but not as this home sealed it; if so it is removed, to be begun again."""
-        if self._mac is None or not self.path.is_file() or self._mine() is not None:
-            return False
-        try:
-            sealed = self._mac.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            sealed = None
-        if sealed == self._seal_now():
+        """Whether the index is there but not as this home wrote it (its sealed entries do not vouch for it, or are
+        not there); if so it is removed, to be begun again."""
+        if not self._sealed or not self.path.is_file() or self._mine() is not None or self._load():
             return False
         self.drop()
-        self._mac.unlink(missing_ok=True)
         return True
 
     def drop(self) -> None:
-        """Remove the index and its racy list (damaged, or not to be trusted): the next snapshot begins again."""
+        """Remove the index and its entries (damaged, or not to be trusted): the next snapshot begins again."""
         with _lock:
             _known.pop(self.path, None)
         self.path.unlink(missing_ok=True)
-        self._racy.unlink(missing_ok=True)
-
-    def _seal_now(self) -> str:
-        try:
-            parts = [self.path.read_bytes(), self._racy.read_bytes() if self._racy.exists() else b""]
-        except OSError:
-            return ""
-        return seal.mac_of_bytes(self.path.parent.parent, f"indexes/{self.path.name}", *parts)
+        self._kept.unlink(missing_ok=True)
 
     def entries(self, listing: Callable[[], bytes] | None) -> dict[str, str] | None:
         """The index's entries as this process last saw them, else parsed from ``listing()`` (``git ls-files
@@ -140,45 +130,65 @@ class KeptIndex:
             return None
         sig = self._sig()  # before the listing: a write after it leaves what is remembered stale, never wrong
         entries = parse(listing().decode("utf-8", "surrogateescape"))
-        if self._mac is not None and sig is not None:
-            racy = self.racy()
+        if self._sealed and sig is not None:
             with _lock:
-                _known[self.path] = _Known(sig, entries, racy)
+                _known[self.path] = _Known(sig, entries, set())
         return entries
 
     def wrote(self, entries: dict[str, str], hashed: tuple[Path, Iterable[str]] | None = None) -> None:
-        """git wrote the index and ``entries`` are what it now holds: seal it, and remember both. ``hashed``:
-        the work tree's top and the files just hashed, of which those changed within RACY_SECONDS are listed
-        as racy (None: the list stays as it was)."""
+        """git wrote the index and ``entries`` are what it now holds: remember both, and keep the entries sealed
+        beside it. ``hashed``: the work tree's top and the files just hashed, of which those changed within
+        RACY_SECONDS are listed as racy (None: the list stays as it was)."""
+        if not self._sealed:  # a throw-away index is not remembered
+            return
         with _lock:
             before = _known.get(self.path)  # what this process last wrote: the list as it was, whoever wrote since
-        racy = set(before.racy) if before is not None else self.racy()
+        racy = set(before.racy) if before is not None else set()
         if hashed is not None:
             top, paths = hashed
             since = time.time() - RACY_SECONDS
             racy = {p for p in paths if recent(os.path.join(top, p), since)}
-            if racy or self._racy.exists():
-                write_private(self._racy, b"".join(os.fsencode(p) + b"\0" for p in sorted(racy)))
-        if self._mac is not None and self.path.is_file():
+        sig = self._sig()
+        if sig is not None and stat.S_IMODE(os.stat(self.path).st_mode) != 0o600:
             os.chmod(self.path, 0o600)  # git makes it as the umask says; the home's files are the user's alone
-            write_private(self._mac, (self._seal_now() + "\n").encode("ascii"))
-        sig = self._sig() if self._mac is not None else None  # a throw-away index is not remembered
+            sig = self._sig()  # (a chmod moves the ctime)
+        if sig is None or before is not None and before.dumped and (before.sig, before.entries, before.racy) == \
+                (sig, entries, racy):
+            return  # nothing git or this process changed since the entries were last kept
+        # The same entries (write-tree changes only the index's cache of trees) are not dumped again.
+        dumped = before.dumped if before is not None and before.entries is entries and before.dumped else \
+            marshal.dumps(entries)
         with _lock:
-            if sig is None:
-                _known.pop(self.path, None)
-            else:
-                _known[self.path] = _Known(sig, entries, racy)
+            _known[self.path] = _Known(sig, entries, racy, dumped)
+        head = json.dumps([list(sig), sorted(racy)]).encode("utf-8", "surrogateescape")
+        write_private(self._kept, self._seal(head, dumped).encode("ascii") + b"\n" + head + b"\n" + dumped)
+
+    def _seal(self, head: bytes, dumped: bytes) -> str:
+        return seal.mac_of_bytes(self.path.parent.parent, f"indexes/{self._kept.name}", head, dumped)
+
+    def _load(self) -> bool:
+        """Take the kept entries (as ``wrote`` left them) when the index's stat data is still as they say; whether
+        it is. The seal binds that stat data, which any write moves (the ctime), so the index is as this home
+        wrote it."""
+        try:
+            with open(self._kept, "rb") as fh:
+                mac, head, dumped = fh.read().split(b"\n", 2)
+            sig, racy = json.loads(head)
+            if tuple(sig) != self._sig() or mac.decode("ascii") != self._seal(head, dumped):
+                return False
+            entries = marshal.loads(dumped)  # sealed by this home: what wrote() dumped
+        except (OSError, ValueError, TypeError, EOFError):
+            return False
+        if not isinstance(entries, dict):
+            return False
+        with _lock:
+            _known[self.path] = _Known(tuple(sig), entries, set(racy), dumped)
+        return True
 
     def racy(self) -> set[str]:
-        """The files (from the top) hashed within RACY_SECONDS of their last change: as this process listed
-        them, or as the sealed list says."""
+        """The files (from the top) hashed within RACY_SECONDS of their last change, as this process knows them."""
         known = self._mine()
-        if known is not None:
-            return set(known.racy)
-        try:
-            return {os.fsdecode(p) for p in self._racy.read_bytes().split(b"\0") if p}
-        except OSError:
-            return set()
+        return set(known.racy) if known is not None else set()
 
     def stale_lock(self) -> None:
         """Remove a lock a killed git left on the index (a live git holds its lock for moments)."""

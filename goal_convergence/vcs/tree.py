@@ -79,7 +79,8 @@ def tree_fingerprint(root: Path) -> str:
     keys = sorted(ids)  # in git's order already, but for the few added: a sort that finds the run is quick
     caches = {rel for rel in _holding(keys, _CACHE_HINT) if _CACHE.search(rel)}
     keys = [rel for rel in keys if rel not in caches] if caches else keys
-    text = "".join(map("{}\0{}\n".format, keys, map(ids.__getitem__, keys)))
+    # The paths, then their ids: no path is empty or holds NUL, so the two NULs between them mark the one place
+    text = "\0".join(keys) + "\0\0" + "\0".join(map(ids.__getitem__, keys))
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -143,6 +143,65 @@ def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_re
     assert changed != first and tree.tree_fingerprint(git_repo) == changed  # a fresh parse agrees
 
 
+def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for_that_index(git_repo, tmp_path):
+    """The next process takes the index's entries from the sealed file beside it, not from git's listing. Entries
+    sealed without the home's key, or an index written since (the same bytes copied back), are not trusted: the
+    index is begun again and the tree hashed by git."""
+    import marshal
+
+    from goal_convergence.system import seal
+    from goal_convergence.vcs import keptindex
+
+    trace, home = tmp_path / "trace", tmp_path / "home"
+    state = home / "indexes" / "goal-e"
+    kept = state.with_name(state.name + ".entries")
+    for i in range(30):
+        (git_repo / f"m{i}.py").write_text(f"x = {i}\n")
+    with snapshot.session(git_repo, state):
+        tree.tree_fingerprint(git_repo)
+    time.sleep(RACY_WAIT)
+    with snapshot.session(git_repo, state):
+        first = tree.tree_fingerprint(git_repo)  # the racy files settled: the entries kept now are all vouched for
+    index_then = kept.read_bytes().split(b"\n", 2)[2]
+
+    def next_process() -> tuple[str, list[str]]:
+        keptindex._known.clear()  # a new process knows nothing
+        git(git_repo, "config", "--global", "trace2.normalTarget", str(trace))
+        try:
+            with snapshot.session(git_repo, state):
+                return tree.tree_fingerprint(git_repo), _git_commands(trace)
+        finally:
+            git(git_repo, "config", "--global", "--unset", "trace2.normalTarget")
+
+    found, calls = next_process()
+    assert found == first and not [c for c in calls if c.startswith(("ls-files -z -s", "add"))], calls
+    (git_repo / "m3.py").write_text("x = 33\n")
+    time.sleep(RACY_WAIT)
+    found, calls = next_process()
+    assert found != first and "ls-files -z -s -- m3.py" in calls, calls
+    # Entries that hide the change (m3.py's old blob kept), for the index as it is now:
+    mac, head, dumped = kept.read_bytes().split(b"\n", 2)
+    entries = marshal.loads(dumped)
+    entries["m3.py"] = marshal.loads(index_then)["m3.py"]
+    forged = marshal.dumps(entries)
+
+    def forge(with_key: bool) -> None:
+        mac = seal.mac_of_bytes(home, f"indexes/{kept.name}", head, forged) if with_key else "0" * 64
+        kept.write_bytes(mac.encode() + b"\n" + head + b"\n" + forged)
+
+    forge(with_key=True)
+    assert next_process()[0] == first  # what the sealed entries say is what is read
+    forge(with_key=False)
+    truth, calls = next_process()
+    assert truth == found and any(c.startswith("add -A") for c in calls), calls  # begun again, hashed by git
+    # The index written again since, with the same bytes: its stat data moved, so its sealed entries do not vouch.
+    index = state.read_bytes()
+    state.unlink()
+    state.write_bytes(index)
+    truth, calls = next_process()
+    assert truth == found and any(c.startswith("add -A") for c in calls), calls
+
+
 def test_a_repository_config_cannot_turn_off_the_stat_checks_the_kept_index_leans_on(git_repo, tmp_path):
     """A maker writes .git/config: ctime not trusted, only mtime and size looked at, or no look at all. A file
     rewritten with its size kept and its mtime set back must still be seen."""
