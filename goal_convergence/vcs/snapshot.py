@@ -50,6 +50,7 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
 # More paths than this are hashed by letting git walk the whole tree, not by naming each one.
 _NAMED = 2000
 _local = threading.local()
+_OLD_GIT = False  # whether this git lists the index only as `ls-files -s` prints it
 # `git ls-files -z --debug`: each path, then its recorded stat data; split on that, paths and ctimes alternate.
 _DEBUG = re.compile(rb"\0  ctime: (\d+):[^\n]*\n(?:  [^\n]*\n){3}  size: [^\n]*\tflags: [0-9a-f]+\n")
 
@@ -227,7 +228,7 @@ class GitSnapshot(Snapshot):
         if self._top is None:
             self._top = self._kept.entries(None)
         if self._top is None:
-            self._top = self._kept.entries(lambda: self._git("ls-files", "-z", "-s")) or {}
+            self._top = self._kept.entries(self._list) or {}
         return self._top
 
     def _mine(self, top_rel: str) -> str | None:
@@ -319,15 +320,25 @@ class GitSnapshot(Snapshot):
     def _after(self, entries: dict[str, str], paths: list[str], whole: bool) -> dict[str, str]:
         """The index's entries once git hashed ``paths`` (every file, when ``whole``): those asked again."""
         if whole:
-            return self._kept.entries(lambda: self._git("ls-files", "-z", "-s")) or {}
+            return self._kept.entries(self._list) or {}
         if not paths:
             return entries
         entries = dict(entries)
         for path in paths:
             entries.pop(path, None)
-        entries.update(keptindex.parse(self._git("ls-files", "-z", "-s", "--", *paths).decode(
-            "utf-8", "surrogateescape")))
+        entries.update(self._list(*paths))
         return entries
+
+    def _list(self, *paths: str) -> dict[str, str]:
+        """The index's entries (of ``paths`` only, when named), by path from the top."""
+        global _OLD_GIT
+        named = ["--", *paths] if paths else []
+        if not _OLD_GIT:
+            done = self.repo.run(self.repo.top, "ls-files", "-z", keptindex.FORMAT, *named, env=self.env)
+            if done.ok:
+                return keptindex.parse(done.out, formatted=True)
+            _OLD_GIT = done.code == 129  # git before 2.38 does not know the option: its usage error
+        return keptindex.parse(self._git("ls-files", "-z", "-s", *named), formatted=False)
 
     def _add(self, how: str, paths: list[str]) -> bool:
         """``git add HOW`` of named paths; False when git refuses one (a path beyond a symlink, say)."""

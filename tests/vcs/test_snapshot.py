@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 
@@ -124,6 +125,13 @@ def _git_commands(trace) -> list[str]:
     return found
 
 
+def _listing(command: str) -> str | None:
+    """Of a listing of the index's entries (as keptindex.FORMAT asks for them), the paths named ("all": none)."""
+    if not command.startswith("ls-files -z") or "--format" not in command:
+        return None
+    return command.partition(" -- ")[2] or "all"
+
+
 def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_repo, tmp_path):
     """The index is parsed once a process; after that only the paths git hashed again are asked for, and a
     racy file whose bytes are the index's blob is not handed back to git."""
@@ -135,11 +143,11 @@ def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_re
         git(git_repo, "config", "--global", "trace2.normalTarget", str(trace))  # git's own record of each call
         assert tree.tree_fingerprint(git_repo) == first
         calls = _git_commands(trace)
-        assert not [c for c in calls if c.startswith(("ls-files -z -s", "add"))], calls  # bytes compared here
+        assert not [c for c in calls if _listing(c) or c.startswith("add")], calls  # bytes compared here
         (git_repo / "m3.py").write_text("x = 33\n")
         changed = tree.tree_fingerprint(git_repo)
         calls = _git_commands(trace)
-        assert "ls-files -z -s -- m3.py" in calls and "ls-files -z -s" not in calls, calls
+        assert [_listing(c) for c in calls if _listing(c)] == ["m3.py"], calls
     assert changed != first and tree.tree_fingerprint(git_repo) == changed  # a fresh parse agrees
 
 
@@ -174,11 +182,11 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
             git(git_repo, "config", "--global", "--unset", "trace2.normalTarget")
 
     found, calls = next_process()
-    assert found == first and not [c for c in calls if c.startswith(("ls-files -z -s", "add"))], calls
+    assert found == first and not [c for c in calls if _listing(c) or c.startswith("add")], calls
     (git_repo / "m3.py").write_text("x = 33\n")
     time.sleep(RACY_WAIT)
     found, calls = next_process()
-    assert found != first and "ls-files -z -s -- m3.py" in calls, calls
+    assert found != first and [_listing(c) for c in calls if _listing(c)] == ["m3.py"], calls
     # Entries that hide the change (m3.py's old blob kept), for the index as it is now:
     mac, head, dumped = kept.read_bytes().split(b"\n", 2)
     entries = marshal.loads(dumped)
@@ -286,3 +294,35 @@ def test_a_fifo_in_a_files_place_is_refused_not_waited_on(tmp_path):
     worker.start()
     worker.join(10)
     assert not worker.is_alive() and got == [None, None]
+
+
+def test_the_index_listing_reads_the_same_in_either_form_and_with_a_git_before_2_38(git_repo, tmp_path, monkeypatch):
+    """git 2.38 on lists the index in a format split in C; an older git (its usage error for the option) is read
+    as `ls-files -s` prints it. Both give each entry's content id: a file's blob, a link marked, a submodule a
+    folder."""
+    from goal_convergence.vcs import keptindex
+
+    (git_repo / "run.sh").write_text("echo\n")
+    (git_repo / "run.sh").chmod(0o755)
+    (git_repo / "tab\tand\nnewline é.py").write_text("x = 1\n")
+    os.symlink("run.sh", git_repo / "link")
+    inner = git_repo / "inner"
+    inner.mkdir()
+    git(inner, "init", "-q")
+    git(inner, "commit", "-q", "--allow-empty", "-m", "inner")
+    git(git_repo, "add", "-A")
+    listed = {form: keptindex.parse(subprocess.run(["git", "ls-files", "-z", *args], cwd=git_repo, check=True,
+                                                   capture_output=True).stdout, formatted=form)
+              for form, args in ((True, [keptindex.FORMAT]), (False, ["-s"]))}
+    assert listed[True] == listed[False]
+    assert listed[True]["link"].startswith("link:") and listed[True]["inner"] == "dir"
+    assert len(listed[True]["run.sh"]) == 40 and "tab\tand\nnewline é.py" in listed[True]
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f'#!/bin/sh\nfor a; do case "$a" in --format=*) echo "error: unknown option" >&2; '
+                              f'exit 129;; esac; done\nexec {shutil.which("git")} "$@"\n')
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(snapshot, "_OLD_GIT", False)
+    assert snapshot.take(git_repo).ids == {**listed[True]}
+    assert snapshot._OLD_GIT
