@@ -404,7 +404,7 @@ def test_resuming_an_escalated_goal_resolves_its_triage_item(project, env, fake_
     assert again.returncode == 65 and "already acted" in again.stderr
 
 
-@pytest.mark.parametrize("dollars", ["0.01", "0.05"])
+@pytest.mark.parametrize("dollars", ["0.01", "0.02"])
 def test_a_few_cents_pay_for_the_calls_they_can_and_overshoot_by_at_most_one(project, env, fake_api, dollars):
     # 40k tokens in on claude-haiku-5-5 is $0.004 a call: more than the estimate from the request's real size,
     # so the budget is overshot, by at most the one call it could not foresee (or, when what is left is below
