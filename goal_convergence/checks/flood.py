@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 
 from ..models import Census
+from ..system.sieve import holds
 
 _OUTCOMES = b"PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
 # The classes of census._PYTEST_VERBOSE in bytes, for ASCII lines: [^\s:] and \S, then [^ \n] (below). A line
@@ -76,7 +77,14 @@ def verbose(lines: bytes) -> list[tuple[str, str]] | None:
 
 def skipped(lines: bytes) -> int:
     """How many of ``lines`` (as ``names`` takes them, all verbose lines) say SKIPPED."""
-    return len(_SKIPPED.findall(lines)) if b" SKIPPED" in lines else 0
+    return len(_SKIPPED.findall(lines)) if holds(lines, b" SKIPPED") else 0
+
+
+def watched_in(found: list[bytes], watching: set[bytes]) -> list[bytes]:
+    """The names of ``found`` that are ``watching``'s, in order: one pass in C when there is none (as past the bound
+    nearly always: the start's ids are mostly the first it ran, kept by name)."""
+    seen = watching.intersection(found)
+    return list(filter(seen.__contains__, found)) if seen else []
 
 
 def tally(lines: bytes, found: list[bytes], hits: list[bytes], past: Beyond, read: Callable[[bytes], object]) -> None:

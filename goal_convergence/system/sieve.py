@@ -168,6 +168,14 @@ def _libc_memmem() -> Callable[..., int | None] | None:
 _MEMMEM = _libc_memmem()
 
 
+def holds(block: bytes, needle: bytes) -> bool:
+    """Whether ``block`` holds ``needle``: ``needle in block``, several times faster for a string that is not there."""
+    if _MEMMEM is None:
+        return needle in block
+    pointer = ctypes.c_char_p(block)  # the block's own bytes, not a copy; kept alive by ``pointer``
+    return _MEMMEM(ctypes.cast(pointer, ctypes.c_void_p).value or 0, len(block), needle, len(needle)) is not None
+
+
 def _lines_holding(block: bytes, needle: bytes) -> Iterator[int]:
     """The starts of the lines of ``block`` that hold ``needle``, in order."""
     if _MEMMEM is None:
