@@ -19,7 +19,7 @@ from pathlib import Path
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys, Lines
-from .flood import Beyond, beyond, names, tally, verbose, watched, watched_in
+from .flood import Beyond, beyond, names, tally, verbose, watched
 from .flood import pytest_id as _pytest_id
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
@@ -187,10 +187,10 @@ class CensusScanner(LineScanner):
             self._pytest_listed |= bool(each)
             return end + 1
         found = None if below else names(lines)
-        hits = watched_in(found, self._watching()) if found else []
+        hits = list(filter(self._watching().__contains__, found)) if found else []
         if found and len(hits) < len(found) and "pytest" not in self._beyond:  # an id past the bound: the start's
             self._past("pytest")  # ids are asked for now, and looked for too
-            hits = watched_in(found, self._watching())
+            hits = list(filter(self._watching().__contains__, found))
         while (not found or len(hits) == len(found) or self._addresses and b"0x" in lines) and start < end:
             if not checked:
                 self._scan(part := block[start : end + 1], self._sieve.find(part))

@@ -80,13 +80,6 @@ def skipped(lines: bytes) -> int:
     return len(_SKIPPED.findall(lines)) if holds(lines, b" SKIPPED") else 0
 
 
-def watched_in(found: list[bytes], watching: set[bytes]) -> list[bytes]:
-    """The names of ``found`` that are ``watching``'s, in order: one pass in C when there is none (as past the bound
-    nearly always: the start's ids are mostly the first it ran, kept by name)."""
-    seen = watching.intersection(found)
-    return list(filter(seen.__contains__, found)) if seen else []
-
-
 def tally(lines: bytes, found: list[bytes], hits: list[bytes], past: Beyond, read: Callable[[bytes], object]) -> None:
     """Count the verbose lines of a run past the bound (``lines``, their names ``found``) into ``past``, but those
     whose names are ``hits`` (in order): each is handed to ``read``, as its id may be kept or a start one."""
