@@ -182,8 +182,7 @@ class CensusScanner(LineScanner):
             start = self._read(block, start)
         lines = (block[start - 1 : end] if start else b"\n" + block[:end]) if start < end else b""
         if (below := len(self._ids.get("pytest", ())) < MAX_IDS) and (each := verbose(lines)) is not None:
-            for nodeid, outcome in each:  # below the bound: each id noted, as reading its line alone would
-                self._note("pytest", _pytest_id(nodeid), _bit(outcome))
+            self._verbose(each)  # below the bound: each id noted, as reading its line alone would
             self._pytest_listed |= bool(each)
             return end + 1
         found = None if below else names(lines)
@@ -199,8 +198,13 @@ class CensusScanner(LineScanner):
         if start >= end:
             return max(start, end + 1)
         self._pytest_listed = True
-        tally(lines, found, hits, self._past("pytest"), lambda raw: self._line(decode_line(raw[:_MAX_LINE])))
+        tally(lines, found, hits, self._past("pytest"), lambda raws: self._verbose(verbose(b"\n" + b"\n".join(raws))))
         return end + 1
+
+    def _verbose(self, each: list[tuple[str, str]] | None) -> None:
+        """Note the ids and outcomes of verbose lines (flood.verbose), as reading each line alone would."""
+        for nodeid, outcome in each or ():
+            self._note("pytest", _pytest_id(nodeid), _bit(outcome))
 
     def _past(self, runner: str) -> Beyond:
         if runner not in self._beyond:  # the start's ids asked for at the first id past the bound

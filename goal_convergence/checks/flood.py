@@ -86,14 +86,15 @@ def skipped(lines: bytes) -> int:
     return len(_SKIPPED.findall(lines)) if holds(lines, b" SKIPPED") else 0
 
 
-def tally(lines: bytes, found: list[bytes], hits: list[bytes], past: Beyond, read: Callable[[bytes], object]) -> None:
+def tally(lines: bytes, found: list[bytes], hits: list[bytes], past: Beyond,
+          read: Callable[[list[bytes]], object]) -> None:
     """Count the verbose lines of a run past the bound (``lines``, their names ``found``) into ``past``, but those
-    whose names are ``hits`` (in order): each is handed to ``read``, as its id may be kept or a start one."""
+    whose names are ``hits`` (in order): they are handed to ``read`` together, as their ids may be kept or start
+    ones."""
     ran = len(found) - skipped(lines)
-    for start, end in lines_named(lines, hits):
-        raw = lines[start:end]
-        ran -= raw.split(b" ", 2)[1] != b"SKIPPED"
-        read(raw)
+    raws = [lines[start:end] for start, end in lines_named(lines, hits)]
+    ran -= sum(raw.split(b" ", 2)[1] != b"SKIPPED" for raw in raws)
+    read(raws)
     past.count += len(found) - len(hits)
     past.ran += ran
 
