@@ -19,8 +19,7 @@ from pathlib import Path
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys, Lines
-from .flood import Beyond, beyond, names, tally, verbose, watched
-from .flood import pytest_id as _pytest_id
+from .flood import Beyond, beyond, names, tally, verbose, watched, pytest_id as _pytest_id
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
 
@@ -198,12 +197,11 @@ class CensusScanner(LineScanner):
         if start >= end:
             return max(start, end + 1)
         self._pytest_listed = True
-        tally(lines, found, hits, self._past("pytest"), lambda raws: self._verbose(verbose(b"\n" + b"\n".join(raws))))
+        tally(lines, found, hits, self._past("pytest"), self._verbose)
         return end + 1
 
-    def _verbose(self, each: list[tuple[str, str]] | None) -> None:
-        """Note the ids and outcomes of verbose lines (flood.verbose), as reading each line alone would."""
-        for nodeid, outcome in each or ():
+    def _verbose(self, each: list[tuple[str, str]]) -> None:  # verbose lines' ids and outcomes, as read alone
+        for nodeid, outcome in each:
             self._note("pytest", _pytest_id(nodeid), _bit(outcome))
 
     def _past(self, runner: str) -> Beyond:

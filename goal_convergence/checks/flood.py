@@ -87,14 +87,14 @@ def skipped(lines: bytes) -> int:
 
 
 def tally(lines: bytes, found: list[bytes], hits: list[bytes], past: Beyond,
-          read: Callable[[list[bytes]], object]) -> None:
+          note: Callable[[list[tuple[str, str]]], object]) -> None:
     """Count the verbose lines of a run past the bound (``lines``, their names ``found``) into ``past``, but those
-    whose names are ``hits`` (in order): they are handed to ``read`` together, as their ids may be kept or start
-    ones."""
+    whose names are ``hits`` (in order): their ids and outcomes (``verbose``) are handed to ``note``, as their ids
+    may be kept or start ones."""
     ran = len(found) - skipped(lines)
     raws = [lines[start:end] for start, end in lines_named(lines, hits)]
     ran -= sum(raw.split(b" ", 2)[1] != b"SKIPPED" for raw in raws)
-    read(raws)
+    note(verbose(b"\n" + b"\n".join(raws)) or [])
     past.count += len(found) - len(hits)
     past.ran += ran
 
