@@ -7,10 +7,9 @@ passes in C: one regular expression takes every line's test name (what follows i
 tells whether every line of the run is a verbose line that reads the same undecoded (else the census reads
 the run a line at a time, as any other). Below the bound another takes each line's id and outcome, noted as
 reading the line alone would note them, without decoding it or trying the census's rules on it. Past the
-bound the census keeps no id but those of the start run: a
-line whose name is no such id's name cannot be one of them, and is only counted; the few lines whose name is
-are read one by one. So a run naming 10 million distinct tests costs a few passes over its bytes and one
-short string a line.
+bound the census keeps no id but those of the start run: a line whose name is no such id's name cannot be one
+of them, and is only counted; the few lines whose name is are noted by id and outcome, as below the bound. So
+a run naming 10 million distinct tests costs a few passes over its bytes and one short string a line.
 
 The regular expression that takes the names is most of that cost (about 0.3 s of CPU per 100 MB of 100-byte lines,
 three times what reading the pipe costs), and no pass in C replaces it while the count stays exact: a count of

@@ -169,7 +169,8 @@ _MEMMEM = _libc_memmem()
 
 
 def holds(block: bytes, needle: bytes) -> bool:
-    """Whether ``block`` holds ``needle``: ``needle in block``, several times faster for a string that is not there."""
+    """``needle in block`` by glibc's memmem: about twice as fast for a string of rare bytes that is not there (the
+    census's " SKIPPED"); for one of frequent bytes, as ": ", a regular expression's search is faster."""
     if _MEMMEM is None:
         return needle in block
     pointer = ctypes.c_char_p(block)  # the block's own bytes, not a copy; kept alive by ``pointer``
