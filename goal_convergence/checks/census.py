@@ -19,8 +19,7 @@ from pathlib import Path
 from ..models import Census, TestOutcome
 from ..system.lines import LineScanner, decode_line, line_end
 from ..system.sieve import SPACE, Keys, Lines
-from .flood import Beyond, beyond, names, tally, verbose, watched
-from .flood import pytest_id as _pytest_id
+from .flood import Beyond, beyond, names, tally, verbose, watched, pytest_id as _pytest_id
 
 JUNIT_FILE = "pytest-junit.xml"  # the report's name unless the caller gives one (conditions.py: a random one)
 
@@ -182,8 +181,7 @@ class CensusScanner(LineScanner):
             start = self._read(block, start)
         lines = (block[start - 1 : end] if start else b"\n" + block[:end]) if start < end else b""
         if (below := len(self._ids.get("pytest", ())) < MAX_IDS) and (each := verbose(lines)) is not None:
-            for nodeid, outcome in each:  # below the bound: each id noted, as reading its line alone would
-                self._note("pytest", _pytest_id(nodeid), _bit(outcome))
+            self._verbose(each)  # below the bound: each id noted, as reading its line alone would
             self._pytest_listed |= bool(each)
             return end + 1
         found = None if below else names(lines)
@@ -199,8 +197,12 @@ class CensusScanner(LineScanner):
         if start >= end:
             return max(start, end + 1)
         self._pytest_listed = True
-        tally(lines, found, hits, self._past("pytest"), lambda raw: self._line(decode_line(raw[:_MAX_LINE])))
+        tally(lines, found, hits, self._past("pytest"), self._verbose)
         return end + 1
+
+    def _verbose(self, each: list[tuple[str, str]]) -> None:  # verbose lines' ids and outcomes, as read alone
+        for nodeid, outcome in each:
+            self._note("pytest", _pytest_id(nodeid), _bit(outcome))
 
     def _past(self, runner: str) -> Beyond:
         if runner not in self._beyond:  # the start's ids asked for at the first id past the bound

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goal_convergence.checks import extract
-from goal_convergence.system.sieve import Keys, Sieve
+from goal_convergence.system.sieve import Keys, Sieve, holds
 
 RUNS = Keys(runs=(b"::",), starts=(b"PASS",))
 # Its second key finds lines of a run: those are its own, not the run's.
@@ -75,3 +75,11 @@ def test_a_member_that_needs_only_a_line_start_or_says_nothing_never_clears_a_bl
     block = flood(5, {})
     for keys in (Keys(starts=(b"x",), needs=(b"\n",)), UNSAID):
         assert Sieve((RUNS, keys)).find(block)[0].checked
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.binary(min_size=1, max_size=6))
+def test_holds_says_what_in_says(block, needle):
+    # memmem on the block's own bytes, NULs and a needle at either end included.
+    for whole in (block, needle + block, block + needle, block[: len(block) // 2] + needle):
+        assert holds(whole, needle) == (needle in whole)
