@@ -6,12 +6,12 @@ packages_distributions lists each ``sys.path`` folder (a zip file's names when i
 list (RECORD, installed-files.txt, SOURCES.txt: a path object for each of tens of thousands of files, some
 0.3 s on every run), and METADATA or PKG-INFO. The key below is the stat data of all of these, read again at
 every call (about 2 ms): writing a file moves its ctime, which no one can set back, and adding, removing or
-renaming an entry moves its folder's; a package installed, a top_level.txt or RECORD edited, a .pth folder
-added, all move the key, and the names are read again. Only what was still the same after it was read, with no
-ctime so recent that a second write in the same clock tick could hide behind it, is kept: in the process, and
-in the home under its key's seal (a maker who can write the home cannot make one), so a later process pays
-only the key. A finder other than the standard one answering for distributions reads what the key does not
-see: then nothing is kept.
+renaming an entry moves its folder's; a package installed, a top_level.txt or RECORD edited, a folder put on
+sys.path, all move the key, and the names are read again. Only what was still the same after it was read,
+with no ctime so recent that a second write in the same clock tick could hide behind it, is kept: in the
+process, and in the home under its key's seal (a maker who can write the home cannot make one), so a later
+process pays only the key. A finder other than the standard one answering for distributions reads what the
+key does not see: then nothing is kept.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from ..system.log import log_error
 NAME = "installed-names.json"
 # Within this many seconds of its ctime a file's stat data cannot vouch for it (vcs/filehash.py's rule).
 RACY_SECONDS = 2
+# How many environments' names the home keeps (one a Python, or a sys.path).
+KEPT_KEYS = 4
 # What packages_distributions may read in a distribution's metadata folder (3.11 to 3.13).
 _READ = ("top_level.txt", "RECORD", "installed-files.txt", "SOURCES.txt", "METADATA", "PKG-INFO")
 _known: tuple[str, frozenset[str]] | None = None
@@ -77,10 +79,8 @@ def _key() -> tuple[str | None, bool]:
         ctimes.append(st.st_ctime_ns)
         return [st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
-    try:
-        parts: list[object] = [sys.version, sys.executable, os.getcwd(), sys.path]
-    except OSError:  # the working folder is gone: sys.path's "" lists nothing, and nothing is kept
-        return None, False
+    # A relative entry ("" for python -c) is the working folder's: its stat data and listing are in the key.
+    parts: list[object] = [sys.version, sys.executable, sys.path]
     for entry in sys.path:
         root = entry or "."
         parts.append(stat(root))
@@ -98,28 +98,36 @@ def _key() -> tuple[str | None, bool]:
     return digest.hexdigest(), time.time_ns() - max(ctimes, default=0) > RACY_SECONDS * 10**9
 
 
-def _read_kept(key: str) -> frozenset[str] | None:
+def _kept() -> dict[str, list[str]]:
+    """The names kept in the home, by key; none when the home has no key yet or its seal does not hold."""
     home = index.home()
     try:
         if not (home / seal.KEY).is_file():
-            return None
+            return {}
         mac, _, data = (home / NAME).read_bytes().partition(b"\n")
         if mac.decode("ascii") != seal.mac_of_bytes(home, NAME, data):
-            return None
+            return {}
         doc = json.loads(data)
     except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("names"), list):
-        return None
-    return frozenset(str(n) for n in doc["names"])
+        return {}
+    return {k: v for k, v in doc.items() if isinstance(v, list)} if isinstance(doc, dict) else {}
+
+
+def _read_kept(key: str) -> frozenset[str] | None:
+    found = _kept().get(key)
+    return None if found is None else frozenset(str(n) for n in found)
 
 
 def _write_kept(key: str, found: frozenset[str]) -> None:
+    """Kept beside the last few other keys' (another Python, a profiler's sys.path), the oldest dropped."""
     home = index.home()
     if not (home / seal.KEY).is_file():
         return  # the home's key is made by the store, never as a side effect of a look-up
-    data = json.dumps({"key": key, "names": sorted(found)}, separators=(",", ":")).encode()
+    kept = {k: v for k, v in _kept().items() if k != key}
+    doc = dict(list(kept.items())[-(KEPT_KEYS - 1):] + [(key, sorted(found))])
+    data = json.dumps(doc, separators=(",", ":")).encode()
     try:
-        files.write_atomic(home / NAME, seal.mac_of_bytes(home, NAME, data).encode("ascii") + b"\n" + data)
+        files.write_atomic(home / NAME, seal.mac_of_bytes(home, NAME, data).encode("ascii") + b"\n" + data,
+                           durable=False)
     except Exception as exc:  # a home we cannot write: the names are read again next time
         log_error("installed", f"the installed module names could not be kept in {home / NAME}: {exc}")

@@ -123,10 +123,13 @@ def test_the_home_keeps_the_names_for_the_next_process_under_its_seal(site, monk
     path = index.home() / installed.NAME
     assert path.is_file()
     monkeypatch.setattr(installed, "_known", None)  # a new process
-    assert installed._read_kept(installed._key()[0]) == {"kept"}
+    key = installed._key()[0]
+    assert installed._read_kept(key) == {"kept"}
+    installed._write_kept("another-python", frozenset({"other"}))  # another environment's, kept beside it
+    assert installed._read_kept(key) == {"kept"} and installed._read_kept("another-python") == {"other"}
     mac, _, data = path.read_bytes().partition(b"\n")
     path.write_bytes(mac + b"\n" + data.replace(b'"kept"', b'"kepx"'))  # a maker's edit: the seal fails
-    assert installed._read_kept(installed._key()[0]) is None
+    assert installed._read_kept(key) is None
     assert installed.names() == {"kept"}
 
 
