@@ -4,11 +4,11 @@ kept by the stat data of every file and folder that answer is read from.
 packages_distributions lists each ``sys.path`` folder (a zip file's names when it is one), and in each
 ``*.dist-info`` or ``*.egg-info`` there (``EGG-INFO`` in a ``.egg`` folder) reads top_level.txt, else the file
 list (RECORD, installed-files.txt, SOURCES.txt: a path object for each of tens of thousands of files, some
-0.3 s on every run), and METADATA or PKG-INFO. The key below is the stat data of all of these, read again at
-every call (about 2 ms): writing a file moves its ctime, which no one can set back, and adding, removing or
-renaming an entry moves its folder's; a package installed, a top_level.txt or RECORD edited, a folder put on
-sys.path, all move the key, and the names are read again. Only what was still the same after it was read,
-with no ctime so recent that a second write in the same clock tick could hide behind it, is kept: in the
+0.3 s on every run), and METADATA or PKG-INFO. The key below is the listing of those folders (the metadata
+folders by name) and the stat data of each of them and of every file read there, all read again at every call
+(about 2 ms). A package installed or removed, a folder put on sys.path, changes a listing; a top_level.txt or
+RECORD edited moves its ctime, which no one can set back. Only what was still the same after it was read,
+with no file's ctime so recent that a second write in the same clock tick could hide behind it, is kept: in the
 process, and in the home under its key's seal (a maker who can write the home cannot make one), so a later
 process pays only the key. A finder other than the standard one answering for distributions reads what the
 key does not see: then nothing is kept.
@@ -17,9 +17,11 @@ key does not see: then nothing is kept.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import json
 import os
+import stat as stat_module
 import sys
 import time
 
@@ -57,6 +59,7 @@ def names() -> frozenset[str]:
 def _compute() -> frozenset[str]:
     from importlib.metadata import packages_distributions
 
+    importlib.invalidate_caches()  # its listings of sys.path, kept by each folder's mtime: one tick may hide a change
     try:
         return frozenset(packages_distributions())
     except Exception:  # a broken distribution's metadata must not stop a check
@@ -76,7 +79,8 @@ def _key() -> tuple[str | None, bool]:
             st = os.stat(path)
         except OSError:
             return None
-        ctimes.append(st.st_ctime_ns)
+        if stat_module.S_ISREG(st.st_mode):  # a folder's listing is read again each time, not vouched for
+            ctimes.append(st.st_ctime_ns)
         return [st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
     # A relative entry ("" for python -c) is the working folder's: its stat data and listing are in the key.

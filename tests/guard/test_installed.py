@@ -116,6 +116,16 @@ def test_names_with_a_recent_write_are_not_kept(site, monkeypatch):
     assert installed._known is None and not (index.home() / installed.NAME).exists()
 
 
+def test_a_folder_written_a_moment_ago_does_not_stop_the_names_being_kept(site, monkeypatch):
+    """A folder's listing is in the key, read again at every call: only a file's stat data must be old to
+    vouch for it (the project's own folder is on sys.path under `python -m`, and changes all the time)."""
+    monkeypatch.setattr(installed, "RACY_SECONDS", 3600)
+    (site / "plain.py").write_text("")
+    assert installed.names() == frozenset() and installed._known is not None
+    dist(site, "later", top_level="later\n")
+    assert installed.names() == {"later"} == stdlib()
+
+
 def test_the_home_keeps_the_names_for_the_next_process_under_its_seal(site, monkeypatch):
     seal.key(index.home())
     dist(site, "kept", top_level="kept\n")
