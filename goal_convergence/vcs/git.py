@@ -179,7 +179,8 @@ def _open(root: Path, timeout: float) -> tuple[Repo | None, _Watch | None]:
         raise UnsafeRepository(f"{dotgit} leads to the git directory {gitdir}, which is not this project's; git "
                                "is not used there: point it at the project's own repository or remove it")
     watch.repository(root, top, gitdir)
-    # The filters' names, and the includes and the files each came from: what a later call must watch.
+    # The filters' names, and the includes and the files each came from: what a later call must watch. git
+    # names a file from the top of the work tree (it moves there), whatever folder it was started in.
     names = _raw(root, [*_SAFE, "config", "--null", "--show-origin", "--get-regexp",
                         r"^(filter|include|includeif)\."], timeout, 1 << 20)
     if names.truncated:
@@ -193,9 +194,9 @@ def _open(root: Path, timeout: float) -> tuple[Repo | None, _Watch | None]:
         if key.startswith("filter."):
             drivers.add(key[len("filter."):].rpartition(".")[0])
         elif where is not None and key.endswith(".path") and value:
-            watch.include(root / where, value)
+            watch.include(top / where, value)
         if where is not None:
-            watch.add(root / where)
+            watch.add(top / where)
     safe = [*_SAFE[:-1]]
     for driver in sorted(drivers - {""}):
         safe += ["-c", f"filter.{driver}.clean=", "-c", f"filter.{driver}.smudge=",

@@ -55,16 +55,19 @@ def test_the_answer_is_kept_while_nothing_moved(git_repo, kept):
 
 
 @pytest.mark.parametrize("exists", [True, False])
-def test_a_filter_added_to_an_included_file_between_two_calls_is_emptied(evil, kept, exists):
+@pytest.mark.parametrize("folder", ["", "sub/deeper"])
+def test_a_filter_added_to_an_included_file_between_two_calls_is_emptied(evil, kept, exists, folder):
+    """From the top or a folder below it (git names the config files from the top, wherever it starts)."""
     repo, script = evil
+    (repo / folder).mkdir(parents=True, exist_ok=True)
     included = repo / ".git" / "extra.cfg"
     if exists:
         included.write_text("[core]\n\tautocrlf = false\n")
     git(repo, "config", "include.path", "extra.cfg")
-    first = safe_git.open_repo(repo)
+    first = safe_git.open_repo(repo / folder)
     assert first is not None and "filter.evil.clean=" not in first._safe
     included.write_text(filter_config(script))
-    again = safe_git.open_repo(repo)
+    again = safe_git.open_repo(repo / folder)
     assert again is not first and "filter.evil.clean=" in again._safe
     assert runs_nothing(repo)
 
