@@ -91,8 +91,10 @@ def _raw(root: Path, args: list[str], timeout: float, limit: int | None, env: di
     err = process.Capture(head=2048, tail=2048)
     with tempfile.TemporaryFile() as out:
         try:
+            # Not killed with us: a git call ends on its own in moments, and one killed halfway through a write
+            # leaves its lock files (index.lock, a ref's) in the user's repository.
             done = process.run(["git", *args], root, out, err=err, timeout=timeout,
-                               env={**environment(), **(env or {})}, input=input)
+                               env={**environment(), **(env or {})}, input=input, with_us=False)
         except OSError as exc:
             return Result(None, b"", f"git could not start: {exc}")
         out.seek(0)
