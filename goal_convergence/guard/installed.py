@@ -43,14 +43,18 @@ def names() -> frozenset[str]:
     ``importlib.metadata.packages_distributions()`` gives them; empty when it fails on a broken one."""
     global _known
     key, settled = _key()
-    if key is not None and _known is not None and _known[0] == key:
+    if key is None:  # another finder answers too: read once a process, as before there was a key
+        if _known is None or _known[0] != "":
+            _known = ("", _compute())
         return _known[1]
-    kept = _read_kept(key) if key is not None else None
+    if _known is not None and _known[0] == key:
+        return _known[1]
+    kept = _read_kept(key)
     if kept is not None:
-        _known = (key, kept)  # type: ignore[assignment]
+        _known = (key, kept)
         return kept
     found = _compute()
-    if key is not None and settled and _key() == (key, True):  # nothing moved while it was read
+    if settled and _key() == (key, True):  # nothing moved while it was read
         _known = (key, found)
         _write_kept(key, found)
     return found

@@ -108,6 +108,25 @@ def test_any_records_give_the_standard_names_after_every_change(site, records, d
         assert installed.names() == stdlib()
 
 
+class _OtherFinder:
+    """A finder that answers for distributions too (what the key cannot see)."""
+
+    @staticmethod
+    def find_distributions(context=None):
+        return iter(())
+
+
+def test_with_another_finder_answering_the_names_are_read_once_a_process(site, monkeypatch):
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, _OtherFinder])
+    seal.key(index.home())
+    dist(site, "first", top_level="first\n")
+    assert installed._key() == (None, False)
+    assert installed.names() == {"first"} == stdlib()
+    dist(site, "second", top_level="second\n")
+    assert installed.names() == {"first"}  # as shadowed_names always was: one look a process
+    assert not (index.home() / installed.NAME).exists()
+
+
 def test_names_with_a_recent_write_are_not_kept(site, monkeypatch):
     monkeypatch.setattr(installed, "RACY_SECONDS", 3600)
     seal.key(index.home())
