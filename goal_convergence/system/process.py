@@ -81,8 +81,8 @@ def _prctl() -> Callable[..., int] | None:
 PRCTL = _prctl()  # looked up here: the child between fork and exec must not load libraries
 
 
-def _die_with_parent(parent: int) -> Callable[[], None] | None:
-    if PRCTL is None:
+def _die_with_parent(parent: int, wanted: bool) -> Callable[[], None] | None:
+    if PRCTL is None or not wanted:
         return None
 
     def preexec() -> None:
@@ -292,10 +292,8 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
 
     ``out`` is a Capture, or a file: then the child is done when it exits, and background children
     of its own that still write there are left running. stderr goes to ``err``, else with stdout.
-    ``input`` is the child's stdin (none by default). Raises OSError when it cannot be started.
-    ``with_us``: the child is killed when we die (the kernel's death signal, set between fork and exec:
-    a full copy of this process, some 3 ms a child, where a start without it takes under 1 ms). Off for a
-    child that ends on its own in moments and is better left to end than killed halfway (a git call)."""
+    ``input`` is the child's stdin (none by default). Raises OSError when it cannot be started. ``with_us``
+    False: not killed when we die (which takes a full fork, 3 ms more a child), for a git call that ends soon."""
     start = time.monotonic()
     piped = isinstance(out, Capture)
     with tempfile.TemporaryFile() if input is not None else contextlib.nullcontext() as stdin:
@@ -307,8 +305,7 @@ def run(args: Sequence[str], cwd: Path, out: Capture | BinaryIO, *, err: Capture
             proc = subprocess.Popen(list(args), cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
                                     stdout=subprocess.PIPE if piped else out,
                                     stderr=subprocess.STDOUT if err is None else subprocess.PIPE,
-                                    start_new_session=True,
-                                    preexec_fn=_die_with_parent(os.getpid()) if with_us else None)
+                                    start_new_session=True, preexec_fn=_die_with_parent(os.getpid(), with_us))
             _tell(proc.pid, orphans.started(proc.pid), ended=False)
     captures: dict[int, Capture] = {}
     if piped:
