@@ -22,6 +22,7 @@ is kept for the process while the stat data of every file it was read from holds
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
@@ -217,8 +218,8 @@ class _Watch:
     condition true or not (stat data of a file that is absent is "absent"). A filter added anywhere git
     would read it is a write to one of these files, which moves its ctime (no one can set a ctime back) or
     makes a file appear; a file removed can only take filters away, which the answer held leaves emptied.
-    An answer is kept only when none of those ctimes is so recent that a write could have slipped between
-    git's read and ours, or two writes into one clock tick."""
+    An answer is kept only when none of those ctimes, nor their folders' (a file renamed into place), is so
+    recent that a write could have slipped between git's read and ours, or two writes into one clock tick."""
 
     def __init__(self) -> None:
         self.env = sorted(environment().items())
@@ -257,6 +258,10 @@ class _Watch:
     def _now(self) -> tuple[list[object], int, bool]:
         records: list[object] = [self.env]
         newest, present = 0, True
+        # A file renamed into place may keep an old ctime, but its folder's moves: the folders count as writes.
+        for folder in {os.path.dirname(path) for path, whole in self.paths.items() if whole}:
+            with contextlib.suppress(OSError):
+                newest = max(newest, os.stat(folder).st_ctime_ns)
         for path, whole in sorted(self.paths.items()):
             try:
                 st = os.stat(path) if whole else os.lstat(path)
