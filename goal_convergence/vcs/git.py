@@ -218,8 +218,8 @@ class _Watch:
     condition true or not (stat data of a file that is absent is "absent"). A filter added anywhere git
     would read it is a write to one of these files, which moves its ctime (no one can set a ctime back) or
     makes a file appear; a file removed can only take filters away, which the answer held leaves emptied.
-    An answer is kept only when none of those ctimes, nor their folders' (a file renamed into place), is so
-    recent that a write could have slipped between git's read and ours, or two writes into one clock tick."""
+    An answer is kept only when nothing could have been written between git's read and ours unseen, nor
+    twice within one clock tick (``settled``)."""
 
     def __init__(self) -> None:
         self.env = sorted(environment().items())
@@ -228,6 +228,9 @@ class _Watch:
         xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
         for path in (home / ".gitconfig", xdg / "git" / "config", home / ".config" / "git" / "config"):
             self.add(path)
+        # The global files as git is about to read them: compared again after, instead of their folder's times
+        # (the home folder changes all the time).
+        self.before = {path: _record(path, True) for path in self.paths}
         self.stamp: list[object] | None = None
         self.top_dotgit: str | None = None
 
@@ -255,36 +258,36 @@ class _Watch:
             self.add(common / name)
         self.top_dotgit = os.path.abspath(top / ".git")
 
-    def _now(self) -> tuple[list[object], int, bool]:
-        records: list[object] = [self.env]
-        newest, present = 0, True
-        # A file renamed into place may keep an old ctime, but its folder's moves: the folders count as writes.
-        for folder in {os.path.dirname(path) for path, whole in self.paths.items() if whole}:
-            with contextlib.suppress(OSError):
-                newest = max(newest, os.stat(folder).st_ctime_ns)
-        for path, whole in sorted(self.paths.items()):
-            try:
-                st = os.stat(path) if whole else os.lstat(path)
-            except OSError:
-                records.append(None)
-                present = present and path != self.top_dotgit
-                continue
-            if whole:
-                newest = max(newest, st.st_ctime_ns)
-                records.append([st.st_mode, st.st_dev, st.st_ino, st.st_uid, st.st_size, st.st_mtime_ns,
-                                st.st_ctime_ns])
-            else:
-                records.append([st.st_mode, st.st_dev, st.st_ino, st.st_uid])
-        return records, newest, present
+    def _now(self) -> list[object]:
+        return [self.env, *(_record(path, whole) for path, whole in sorted(self.paths.items()))]
 
     def settled(self, started: int) -> bool:
-        """Stamped now; whether the answer may be kept: the work tree's .git is there and nothing was written
-        since a moment before git began to read."""
-        self.stamp, newest, present = self._now()
-        return present and newest < started - RACY_SECONDS * 10**9
+        """Stamped now; whether the answer may be kept: the work tree's .git is there, the global files are as
+        they were before git began, and no file was written since a moment before it began to read (a file
+        renamed into place may keep an old ctime, but its folder's move: they count too, but the home's)."""
+        self.stamp = self._now()
+        records = dict(zip(sorted(self.paths), self.stamp[1:]))
+        if records.get(self.top_dotgit or "") is None or any(records[p] != r for p, r in self.before.items()):
+            return False
+        ctimes = [r[-1] for p, r in records.items() if r is not None and self.paths[p]]
+        for folder in {os.path.dirname(p) for p, whole in self.paths.items() if whole and p not in self.before}:
+            with contextlib.suppress(OSError):
+                ctimes.append(os.stat(folder).st_ctime_ns)
+        return max(ctimes, default=0) < started - RACY_SECONDS * 10**9
 
     def still(self) -> bool:
-        return self._now()[0] == self.stamp
+        return self._now() == self.stamp
+
+
+def _record(path: str, whole: bool) -> list[int] | None:
+    """A file's stat data (its ctime last), or a folder's identity; None when absent."""
+    try:
+        st = os.stat(path) if whole else os.lstat(path)
+    except OSError:
+        return None
+    if not whole:
+        return [st.st_mode, st.st_dev, st.st_ino, st.st_uid]
+    return [st.st_mode, st.st_dev, st.st_ino, st.st_uid, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def init_repo(folder: Path, needed_by: str) -> Repo:
