@@ -36,11 +36,20 @@ KEPT_KEYS = 4
 # What packages_distributions may read in a distribution's metadata folder (3.11 to 3.13).
 _READ = ("top_level.txt", "RECORD", "installed-files.txt", "SOURCES.txt", "METADATA", "PKG-INFO")
 _known: tuple[str, frozenset[str]] | None = None
+_last: frozenset[str] | None = None  # the answer last given in this process
 
 
-def names() -> frozenset[str]:
+def names(fresh: bool = True) -> frozenset[str]:
     """Every top-level module name a distribution installed on ``sys.path`` provides, as
-    ``importlib.metadata.packages_distributions()`` gives them; empty when it fails on a broken one."""
+    ``importlib.metadata.packages_distributions()`` gives them; empty when it fails on a broken one.
+    ``fresh=False``: as last read in this process, when they were (a question asked once a file)."""
+    global _last
+    if fresh or _last is None:
+        _last = _names()
+    return _last
+
+
+def _names() -> frozenset[str]:
     global _known
     key, settled = _key()
     if key is None:  # another finder answers too: read once a process, as before there was a key

@@ -29,6 +29,7 @@ def site(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [str(folder)])
     monkeypatch.setattr(installed, "RACY_SECONDS", -10**6)
     monkeypatch.setattr(installed, "_known", None)
+    monkeypatch.setattr(installed, "_last", None)
     return folder
 
 
@@ -167,4 +168,7 @@ def test_a_view_takes_the_names_once_and_shadowed_names_follows_installs(site):
     where = syspath.view(None, ["numpyish.py"], own=[])
     assert where.shadows("numpyish.py") and not where.shadows("laterpkg.py")
     dist(site, "laterpkg", top_level="laterpkg\n")
+    # a view made without them, once a file, asks for the names as last read: not a look at every file
+    assert not syspath.View().shadows("laterpkg.py")
     assert "laterpkg" in syspath.shadowed_names() and syspath.view(None, [], own=[]).shadows("laterpkg.py")
+    assert syspath.View().shadows("laterpkg.py")
