@@ -15,7 +15,7 @@ from ..rules import lifecycle
 from ..storage.store import Store
 from ..system import mask
 from ..vcs import checkpoint
-from . import creation, moves, specs, standings
+from . import moves, specs, standings
 
 
 def new_triage_id() -> str:
@@ -195,6 +195,8 @@ def act(store: Store, triage_id: str, raise_budget: dict, now: datetime | None =
                               heartbeat=mark, **{k: v for k, v in raise_budget.items() if v is not None})
         for c in item.failing_conditions:
             spec.add_condition(c.type, c.command)
+        from . import creation  # making goals (its thread pool...) only here: the Stop hook imports this module
+
         goal = creation.new_goal(store, spec, now)
     store.update(TriageItem, triage_id, lambda i: setattr(i, "status", "acted"))
     return goal

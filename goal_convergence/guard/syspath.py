@@ -17,8 +17,9 @@ import sys
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
+
+from . import installed
 
 # Folders a Python test run imports top-level modules from whatever the project: the root, src/.
 IMPORT_ROOTS = ("", "src/")
@@ -35,17 +36,11 @@ _INI = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest
 _NOT_OWN = frozenset({"setup", "conftest", "noxfile", "__main__", "manage"})
 
 
-@lru_cache(maxsize=1)
-def shadowed_names() -> frozenset[str]:
+def shadowed_names(fresh: bool = True) -> frozenset[str]:
     """Module names a file on the path must not take: the standard library, the test runners, and
-    every top-level module installed where this Python looks."""
-    from importlib.metadata import packages_distributions
-
-    try:
-        installed = set(packages_distributions())
-    except Exception:  # a broken distribution's metadata must not stop a check
-        installed = set()
-    return frozenset(sys.stdlib_module_names) | RUNNER_MODULES | installed
+    every top-level module installed where this Python looks, as it is now (installed.py); ``fresh=False``:
+    as last read in this process."""
+    return frozenset(sys.stdlib_module_names) | RUNNER_MODULES | installed.names(fresh)
 
 
 def module(rel: str) -> tuple[str, str] | None:
@@ -101,10 +96,13 @@ def pythonpath(root: Path) -> list[str]:
 
 @dataclass(frozen=True)
 class View:
-    """The folders on the test run's path and the project's own modules (as the goal began)."""
+    """The folders on the test run's path and the project's own modules (as the goal began), and the names
+    a module there must not take (``view`` reads them; else as last read in the process: one look at the
+    installed ones an inspection, not one a file)."""
 
     folders: frozenset[str] = frozenset(IMPORT_ROOTS)
     own: frozenset[str] = field(default_factory=frozenset)
+    names: frozenset[str] | None = None
 
     def shadows(self, rel: str) -> bool:
         """A module or package on the path named like one it would replace (not the project's own)."""
@@ -120,7 +118,8 @@ class View:
         beside_tests = bool(folder) and folder.rstrip("/").rsplit("/", 1)[-1] in TEST_DIRS
         if not (folder in self.folders or beside_tests):
             return False
-        return name in shadowed_names() or any(o.rstrip("/").rsplit("/", 1)[-1] == name for o in self.own)
+        names = self.names if self.names is not None else shadowed_names(fresh=False)
+        return name in names or any(o.rstrip("/").rsplit("/", 1)[-1] == name for o in self.own)
 
 
 def view(root: Path | None, files: list[str], own: Iterable[str] | None = None,
@@ -138,4 +137,4 @@ def view(root: Path | None, files: list[str], own: Iterable[str] | None = None,
         folders.add("/".join(parts) + "/" if parts else "")
     if root is not None:
         folders.update(pythonpath(root))
-    return View(frozenset(folders), frozenset(own_modules(files) if own is None else own))
+    return View(frozenset(folders), frozenset(own_modules(files) if own is None else own), shadowed_names())

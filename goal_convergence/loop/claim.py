@@ -221,8 +221,8 @@ def _recorder(store: Store, goal_id: str) -> Callable[[process.Groups], None]:
         doc = RunChildren(pid=pid, host=host, started=started,
                           groups=[ChildGroup(pgid=g, started=s) for g, s in groups])
         try:
-            with store.lock(path):
-                write_atomic(path, json.dumps(doc.dump()).encode())
+            with store.lock(path):  # not synced: after a crash of the machine no child of it is left to reap
+                write_atomic(path, json.dumps(doc.dump()).encode(), durable=False)
         except (OSError, GoalConvergenceError) as exc:  # never what stops a child from running
             log_error("runs", f"{path}: {exc}")
 

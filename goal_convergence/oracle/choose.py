@@ -10,10 +10,6 @@ from typing import Protocol
 from ..errors import OracleUnavailable
 from ..models import ConditionEvidence, Goal, OracleConfig
 from ..system import codexmode, geminimode, printmode
-from .api import AnthropicOracle
-from .claude_cli import ClaudeCliOracle
-from .codex_cli import CodexCliOracle
-from .command import CommandOracle
 from .conditions_only import ConditionsOracle
 from .input import OracleInput
 from .verdict import Judgement
@@ -65,23 +61,31 @@ def get_oracle(config: OracleConfig, goal: Goal, *,
     if provider == "anthropic":
         if not has_key:
             raise OracleUnavailable(f"the anthropic oracle needs an API key: {SET_UP}")
+        from .api import AnthropicOracle  # each judge's modules only when it judges: a Stop imports this
+
         return AnthropicOracle(config.model, root, rerun, may_read=config.may_read or ())
     if provider == "claude-cli":
         claude = printmode.binary()
         if not claude:
             raise OracleUnavailable(f"the claude-cli oracle needs Claude Code on PATH (or CLAUDE_BIN): {SET_UP}")
+        from .claude_cli import ClaudeCliOracle
+
         return ClaudeCliOracle(config.model, root, claude)
     if provider == "codex-cli":
         codex = codexmode.binary()
         if not codex:
             raise OracleUnavailable("the codex-cli oracle needs Codex CLI on PATH (or CODEX_BIN): install it with "
                                     "`npm install -g @openai/codex` and log in (`codex login`)")
+        from .codex_cli import CodexCliOracle
+
         return CodexCliOracle(config.model, root, codex)
     if provider == "gemini-cli":
         return _gemini(config, root)
     if provider == "command":
         if not config.command:
             raise OracleUnavailable("the command oracle needs a program: pass --oracle-cmd CMD")
+        from .command import CommandOracle
+
         return CommandOracle(config.command, root)
     return ConditionsOracle()
 

@@ -134,9 +134,11 @@ def untrusted(st: os.stat_result, folder: bool = False) -> str | None:
     return None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
     """Write a file whole or not at all: a temp file (0600) in the same folder, fsync, rename. A full or
-    read-only disk is a DiskError naming ``path``: the write and fsync of a temp file name no file."""
+    read-only disk is a DiskError naming ``path``: the write and fsync of a temp file name no file.
+    ``durable=False``: no fsync (some 10 ms each), for a file that means nothing once the machine restarted
+    (the processes it names are gone) or costs only work to lose; the rename still makes it whole."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
@@ -145,7 +147,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         if os.path.lexists(tmp):

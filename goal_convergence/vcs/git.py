@@ -15,13 +15,18 @@ The repository must be the project's own: a ``.git`` directory at the top of its
 registered for it (its record points back). A ``.git`` file pointing at another repository, or a
 ``core.worktree`` moving the work tree elsewhere, is refused. Variables that redirect git
 (GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_*, ...) are dropped from the environment.
+
+Checking a repository takes two git calls (rev-parse, config), asked several times an iteration; the answer
+is kept for the process while the stat data of every file it was read from holds (``_Watch`` says which).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +49,13 @@ _DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT
             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
             "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND",
             "GIT_EXEC_PATH", "GIT_ATTR_SOURCE")
+
+
+# Within this many seconds of its ctime a config file's stat data cannot vouch for it (vcs/filehash.py's rule).
+RACY_SECONDS = 2
+# The repositories opened in this process, by folder: what each answer was read from, and the answer.
+_opened: dict[Path, tuple[_Watch, Repo]] = {}
+_opened_lock = threading.Lock()
 
 
 class GitUnavailable(GoalConvergenceError):
@@ -80,8 +92,10 @@ def _raw(root: Path, args: list[str], timeout: float, limit: int | None, env: di
     err = process.Capture(head=2048, tail=2048)
     with tempfile.TemporaryFile() as out:
         try:
+            # Not killed with us: a git call ends on its own in moments, and one killed halfway through a write
+            # leaves its lock files (index.lock, a ref's) in the user's repository.
             done = process.run(["git", *args], root, out, err=err, timeout=timeout,
-                               env={**environment(), **(env or {})}, input=input)
+                               env={**environment(), **(env or {})}, input=input, with_us=False)
         except OSError as exc:
             return Result(None, b"", f"git could not start: {exc}")
         out.seek(0)
@@ -128,13 +142,34 @@ class Repo:
 
 
 def open_repo(root: Path, timeout: float = TIMEOUT) -> Repo | None:
-    """The repository ``root`` is in, checked; None outside git. Raises UnsafeRepository."""
+    """The repository ``root`` is in, checked; None outside git. Raises UnsafeRepository. The answer is kept
+    for the process while the stat data of every file it was read from stays the same (``_Watch``)."""
     root = Path(root).resolve()
-    # One path a call: git ends each with a newline, and a folder's name may hold newlines of its own.
-    found = [_raw(root, [*_SAFE, "rev-parse", flag], timeout, 65536) for flag in ("--show-toplevel", "--absolute-git-dir")]
-    if not all(done.ok and done.out.endswith(b"\n") for done in found):
-        return None
-    top, gitdir = (Path(os.fsdecode(done.out[:-1])).resolve() for done in found)
+    with _opened_lock:
+        known = _opened.get(root)
+    if known is not None and known[0].still():
+        return known[1]
+    started = time.time_ns()
+    repo, watch = _open(root, timeout)
+    if repo is not None and watch is not None and watch.settled(started):
+        with _opened_lock:
+            _opened[root] = (watch, repo)
+    return repo
+
+
+def _open(root: Path, timeout: float) -> tuple[Repo | None, _Watch | None]:
+    """open_repo's answer, and what it was read from (None: a git call failed, so nothing to keep)."""
+    watch = _Watch()
+    found = _raw(root, [*_SAFE, "rev-parse", "--show-toplevel", "--absolute-git-dir"], timeout, 65536)
+    if found.ok and found.out.count(b"\n") == 2:  # git ends each path with a newline: two, so neither holds one
+        paths = found.out[:-1].split(b"\n")
+    else:  # one path a call: a folder's name may hold newlines of its own
+        done = [_raw(root, [*_SAFE, "rev-parse", flag], timeout, 65536) for flag in ("--show-toplevel",
+                                                                                   "--absolute-git-dir")]
+        if not all(d.ok and d.out.endswith(b"\n") for d in done):
+            return None, watch
+        paths = [d.out[:-1] for d in done]
+    top, gitdir = (Path(os.fsdecode(path)).resolve() for path in paths)
     dotgit = top / ".git"
     if not _inside(root, top):
         raise UnsafeRepository(f"the git work tree of {root} is {top}, outside it (core.worktree?); git is not "
@@ -146,14 +181,113 @@ def open_repo(root: Path, timeout: float = TIMEOUT) -> Repo | None:
     if not ours:
         raise UnsafeRepository(f"{dotgit} leads to the git directory {gitdir}, which is not this project's; git "
                                "is not used there: point it at the project's own repository or remove it")
-    names = _raw(root, [*_SAFE, "config", "--null", "--get-regexp", r"^filter\."], timeout, 1 << 20)
-    keys = (e.split(b"\n", 1)[0].decode("utf-8", "surrogateescape") for e in names.out.split(b"\0") if e)
-    drivers = sorted({key[len("filter."):].rpartition(".")[0] for key in keys} - {""}) if names.ok else []
+    watch.repository(root, top, gitdir)
+    # The filters' names, and the includes and the files each came from: what a later call must watch. git
+    # names a file from the top of the work tree (it moves there), whatever folder it was started in.
+    names = _raw(root, [*_SAFE, "config", "--null", "--show-origin", "--get-regexp",
+                        r"^(filter|include|includeif)\."], timeout, 1 << 20)
+    if names.truncated:
+        raise UnsafeRepository(f"the git config of {top} holds over a megabyte of filters and includes; git is not "
+                               "used there: remove them from its config files (`git config --show-origin --list`)")
+    drivers = set()
+    fields = names.out.split(b"\0") if names.ok else []
+    for origin, entry in zip(fields[0::2], fields[1::2]):
+        key, _, value = (part.decode("utf-8", "surrogateescape") for part in entry.partition(b"\n"))
+        where = os.fsdecode(origin).removeprefix("file:") if origin.startswith(b"file:") else None
+        if key.startswith("filter."):
+            drivers.add(key[len("filter."):].rpartition(".")[0])
+        elif where is not None and key.endswith(".path") and value:
+            watch.include(top / where, value)
+        if where is not None:
+            watch.add(top / where)
     safe = [*_SAFE[:-1]]
-    for driver in drivers:
+    for driver in sorted(drivers - {""}):
         safe += ["-c", f"filter.{driver}.clean=", "-c", f"filter.{driver}.smudge=",
                  "-c", f"filter.{driver}.process=", "-c", f"filter.{driver}.required=false"]
-    return Repo(top, [*safe, _SAFE[-1]])
+    return Repo(top, [*safe, _SAFE[-1]]), watch if names.code in (0, 1) else None  # 1: no such key
+
+
+class _Watch:
+    """The stat data of what an ``open_repo`` answer was read from, to tell whether it still holds.
+
+    git's answer depends on the environment, the ``.git`` entries from the folder up to the work tree's top
+    (where git's search stops), the git directory's HEAD (an ``includeIf "onbranch:"``), ``gitdir`` and
+    ``commondir`` files, and the config files git reads: the repository's ``config`` and ``config.worktree``,
+    the global ``~/.gitconfig`` and ``$XDG_CONFIG_HOME/git/config`` (the system config is never read:
+    GIT_CONFIG_NOSYSTEM), each file a key came from, and each file an include or includeIf names, its
+    condition true or not (stat data of a file that is absent is "absent"). A filter added anywhere git
+    would read it is a write to one of these files, which moves its ctime (no one can set a ctime back) or
+    makes a file appear; a file removed can only take filters away, which the answer held leaves emptied.
+    An answer is kept only when nothing could have been written between git's read and ours unseen, nor
+    twice within one clock tick (``settled``)."""
+
+    def __init__(self) -> None:
+        self.env = sorted(environment().items())
+        self.paths: dict[str, bool] = {}  # path: compared whole (a file), or by identity only (a .git folder)
+        home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        for path in (home / ".gitconfig", xdg / "git" / "config", home / ".config" / "git" / "config"):
+            self.add(path)
+        # The global files as git is about to read them: compared again after, instead of their folder's times
+        # (the home folder changes all the time).
+        self.before = {path: _record(path, True) for path in self.paths}
+        self.stamp: list[object] | None = None
+        self.top_dotgit: str | None = None
+
+    def add(self, path: Path, whole: bool = True) -> None:
+        self.paths.setdefault(os.path.abspath(path), whole)
+
+    def include(self, origin: Path, value: str) -> None:
+        """The file an include names: from the home for ``~/``, else from the including file's folder."""
+        path = Path(os.path.expanduser(value)) if value.startswith("~") else origin.parent / value
+        self.add(path)
+
+    def repository(self, root: Path, top: Path, gitdir: Path) -> None:
+        self.add(top, whole=False)
+        for folder in [root, *root.parents]:
+            self.add(folder / ".git", whole=not (folder / ".git").is_dir())
+            if folder == top:
+                break
+        for name in ("config", "config.worktree", "HEAD", "commondir", "gitdir"):
+            self.add(gitdir / name)
+        try:
+            common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+        except OSError:
+            common = gitdir
+        for name in ("config", "config.worktree"):
+            self.add(common / name)
+        self.top_dotgit = os.path.abspath(top / ".git")
+
+    def _now(self) -> list[object]:
+        return [self.env, *(_record(path, whole) for path, whole in sorted(self.paths.items()))]
+
+    def settled(self, started: int) -> bool:
+        """Stamped now; whether the answer may be kept: the work tree's .git is there, the global files are as
+        they were before git began, and no file was written since a moment before it began to read (a file
+        renamed into place may keep an old ctime, but its folder's move: they count too, but the home's)."""
+        self.stamp = self._now()
+        records = dict(zip(sorted(self.paths), self.stamp[1:]))
+        if records.get(self.top_dotgit or "") is None or any(records[p] != r for p, r in self.before.items()):
+            return False
+        ctimes = [r[-1] for p, r in records.items() if r is not None and self.paths[p]]
+        for folder in {os.path.dirname(p) for p, whole in self.paths.items() if whole and p not in self.before}:
+            with contextlib.suppress(OSError):
+                ctimes.append(os.stat(folder).st_ctime_ns)
+        return max(ctimes, default=0) < started - RACY_SECONDS * 10**9
+
+    def still(self) -> bool:
+        return self._now() == self.stamp
+
+
+def _record(path: str, whole: bool) -> list[int] | None:
+    """A file's stat data (its ctime last), or a folder's identity; None when absent."""
+    try:
+        st = os.stat(path) if whole else os.lstat(path)
+    except OSError:
+        return None
+    if not whole:
+        return [st.st_mode, st.st_dev, st.st_ino, st.st_uid]
+    return [st.st_mode, st.st_dev, st.st_ino, st.st_uid, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def init_repo(folder: Path, needed_by: str) -> Repo:

@@ -275,3 +275,17 @@ def test_a_run_that_ends_leaves_the_children_of_another_run_in_the_process_alone
     finally:
         other.kill()
         other.wait()
+
+
+def test_the_children_record_is_written_whole_without_waiting_for_the_disk(store, git_repo, monkeypatch):
+    """A child's start and end each rewrite the record (two a process, some 30 an iteration): an fsync each
+    cost a third of a small iteration, and a record is worthless once the machine restarts anyway."""
+    goal_id = new_goal(git_repo)
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    record = claim._recorder(store, goal_id)
+    record([(4242, 7), (4343, None)])
+    doc = json.loads((store.root / claim.RUNS / f"{goal_id}.children.json").read_text())
+    assert [(g["pgid"], g["started"]) for g in doc["groups"]] == [(4242, 7), (4343, None)]
+    assert synced == []

@@ -537,3 +537,4 @@ def test_claude_cli_oracle_cannot_read_a_secrets_file(fake_api, project, claude_
         tool_use("Read", {"file_path": str(project / ".env")}) if len(seen) == 1 else tool_use("StructuredOutput", VERDICT)))
     judge_.judge(oracle_input)
     assert len(seen) >= 2 and "never-shown-to-the-judge" not in json.dumps(seen[1]["messages"])
+

@@ -166,3 +166,17 @@ def test_a_file_as_the_working_folder_is_refused(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(OSError):
         run(shell("true"), Path(tmp_path / "file"), Capture())
+
+
+_DEATH_SIGNAL = ("import ctypes; found = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(found)); "
+                 "print(found.value)")  # PR_GET_PDEATHSIG: the signal the child gets when its parent dies
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("with_us, signal_number", [(True, 9), (False, 0)])
+def test_a_child_dies_with_us_unless_asked_to_end_on_its_own(tmp_path, with_us, signal_number):
+    """Children die with us by default (a maker, a check); a git call is left to end on its own, started
+    without a copy of this process (no code of ours between fork and exec)."""
+    out = Capture()
+    assert run([sys.executable, "-c", _DEATH_SIGNAL], tmp_path, out, with_us=with_us).code == 0
+    assert out.last_text().strip() == str(signal_number)

@@ -50,6 +50,7 @@ DENIED = [
     "sed -i s/active/converged/ $GOAL_CONVERGENCE_HOME/goals/goal-x.json",
     "jq . ${GOAL_CONVERGENCE_HOME}/baselines/goal-x.json",
     "cat ~/.claude/seal.key",
+    "rm ~/.claude/installed-names.json",
     "cp /tmp/x \"$HOME/.claude/makers/1-2\"",
     "ls ~/.claude/go*",
     "grep -r expect ~/.claude",
