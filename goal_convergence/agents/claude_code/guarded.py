@@ -16,7 +16,7 @@ from pathlib import Path
 
 # goal-convergence's entries in its home (docs/files.md), and the one it shares with the maker
 ENTRIES = ("goals", "baselines", "makers", "triage", "locks", "runs", "quarantine", "logs", "reports", "seal.key",
-           "seal.json", "terms", "config.toml", "prices.json", "events.jsonl", "installed-names.json")
+           "seal.json", "terms", "config.toml", "prices.json", "events.jsonl", "installed-names.json", "indexes")
 SHARED = ("worktrees",)
 GLOB_CHARS = "*?["
 BOUNDARY = r"(?=$|[/\s'\"`;|&()<>])"

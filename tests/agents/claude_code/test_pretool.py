@@ -51,6 +51,7 @@ DENIED = [
     "jq . ${GOAL_CONVERGENCE_HOME}/baselines/goal-x.json",
     "cat ~/.claude/seal.key",
     "rm ~/.claude/installed-names.json",
+    "rm ~/.claude/indexes/goal-x-0123456789ab.entries",
     "cp /tmp/x \"$HOME/.claude/makers/1-2\"",
     "ls ~/.claude/go*",
     "grep -r expect ~/.claude",
