@@ -64,18 +64,40 @@ def content_hash(path: str) -> str | None:
         return "link:" + os.readlink(path)
     if not stat.S_ISREG(st.st_mode):
         return "dir"  # a submodule or nested repository: its own commits are not this tree
-    key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     with _lock:
         cached = _cache.get(path)
-    if cached and cached[0] == key:
+    if cached and cached[0] == _key(st):
         return cached[1]
     digest = hash_file(Path(path)) or "unreadable"
+    _remember(path, st, digest)
+    return digest
+
+
+def read_hashed(path: str, most: int) -> tuple[bytes, str] | None:
+    """A regular file's bytes and their sha256, read once, the digest cached as ``content_hash`` would cache it
+    (so a goal's session keeps it for the next process); None past ``most`` bytes (then not read). OSError for a
+    link, anything but a regular file, or a file that cannot be read."""
+    with open_regular(path, follow=False) as fh:
+        st = os.fstat(fh.fileno())  # before the read: bytes newer than the key are hashed again, never older
+        if st.st_size > most:
+            return None
+        data = fh.read()
+    digest = hashlib.sha256(data).hexdigest()
+    _remember(path, st, digest)
+    return data, digest
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _remember(path: str, st: os.stat_result, digest: str) -> None:
+    """Cache a digest by the stat data it was read with, once its ctime is old enough to vouch for it."""
     if time.time_ns() - st.st_ctime_ns > RACY_SECONDS * 10**9:
         with _lock:
             if len(_cache) >= _MAX_CACHE:
                 _cache.clear()
-            _cache[path] = (key, digest)
-    return digest
+            _cache[path] = (_key(st), digest)
 
 
 @contextmanager
