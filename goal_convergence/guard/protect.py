@@ -15,14 +15,17 @@ crosses folders, and a pattern that names a folder covers everything under it. S
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InvalidInput
 from ..models import StoppingCondition
+from ..system import pathscan
 from . import syspath
 
 # Runner and tool configs: one edited line in them can switch off a whole suite or lower a bar.
@@ -154,32 +157,80 @@ _NAMED = re.compile("|".join(f"(?:{r.pattern})" for r in (_CONFIG, _HOOKS, _TEST
 _TEST_FOLDER = re.compile("(?:^|/)(?:" + "|".join(map(re.escape, sorted(TEST_DIRS))) + ")/")
 
 
+def _literals(glob: str) -> list[tuple[str, str]]:
+    """(the literal text before the first wildcard, the literal text after the last) of each of the globs a name
+    glob stands for, its plain character classes spelled out (``*.test.[jt]s``: ``*.test.js`` and ``*.test.ts``)."""
+    plain = re.fullmatch(r"([^[]*)\[([^]!^-]+)\](.*)", glob)
+    if plain:
+        return [pair for ch in plain[2] for pair in _literals(plain[1] + ch + plain[3])]
+    parts = re.split(r"[*?[]", glob)
+    return [(parts[0], parts[-1].rsplit("]", 1)[-1])]
+
+
+def _name_hints(globs: Iterable[str]) -> list[re.Pattern[str]]:
+    """Searches that between them find every path whose name matches one of ``globs``, by the longer literal end
+    of each glob: forwards, its beginning right after the NUL or slash before the name; backwards (pathscan.Paths.
+    ending), its end reversed right after the NUL that ends the path, and the whole name when it has no wildcard."""
+    forwards, backwards, names = [], [], []
+    for glob in globs:
+        for before, after in _literals(glob):
+            if not (before or after):
+                raise ValueError(f"{glob!r} has no literal end: every path would be a candidate")
+            if before == after == glob:
+                names.append(glob[::-1])
+            elif len(after) >= len(before):
+                backwards.append(after[::-1])
+            else:
+                forwards.append(before)
+    ahead = pathscan.one_of(forwards)
+    return [re.compile("/" + ahead), re.compile("\0" + ahead), re.compile("\0" + pathscan.one_of(backwards)),
+            re.compile("\0" + pathscan.one_of(names) + r"(?=[/\0])")]
+
+
+_AFTER_SLASH, _AT_START, _BACKWARDS, _NAMES_BACK = _name_hints(CONFIG_NAMES + PYTHON_HOOKS + TEST_NAMES)
+# Each search begins with a literal of its own, which the regex engine looks for before trying the rest.
+_HINTS = (_AFTER_SLASH, _AT_START, re.compile(r"\0\.cargo/config"), re.compile(r"\.(?:dist|egg)-info/"))
+_HINTS_BACK = (_BACKWARDS, _NAMES_BACK, re.compile("/" + pathscan.one_of(d[::-1] for d in TEST_DIRS) + r"(?=[/\0])"))
+
+
+@lru_cache(maxsize=4)
+def _stems(modules: frozenset[str]) -> re.Pattern[str]:
+    """Backwards: a Python module named one of ``modules``, or a package (its __init__.py's folder)."""
+    return re.compile(r"\0yp\.(?:__tini__/)?" + pathscan.one_of(m[::-1] for m in modules) + r"(?=[/\0])")
+
+
 def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
            shadowed: frozenset[str] | None = None) -> list[str]:
     """The files ``check_defining`` and ``sensitive`` may pick, found by one quick look at each path (a
     superset, in order): a config, hook or test name, a test folder, package metadata, a --protect match,
     or a Python module named like one it could shadow (``own``: the project's own modules; ``shadowed``:
-    syspath.shadowed_names(), read now when not given). On a large tree only these few are classified in full."""
-    modules = (syspath.shadowed_names() if shadowed is None else shadowed) | {o.rstrip("/").rsplit("/", 1)[-1]
-                                                                               for o in own}
+    syspath.shadowed_names(), read now when not given). On a large tree only these few are classified in full.
+
+    The look is a few passes over all the paths joined (system/pathscan.py), each finding a superset of the
+    paths one rule picks; ``_near`` then decides each of those alone."""
+    modules = (syspath.shadowed_names() if shadowed is None else shadowed) | frozenset(
+        o.rstrip("/").rsplit("/", 1)[-1] for o in own)
     protected = re.compile("|".join(f"(?:{pattern_regex(p).pattern})" for p in patterns), re.S).fullmatch \
         if patterns else None
-    found, folder, picked = [], None, False  # a test folder or package metadata is a folder's: looked at once
-    for rel in files:
-        cut = rel.rfind("/")
-        name = rel[cut + 1:]
-        if name.endswith(".py"):
-            stem = name[:-3] if name != "__init__.py" else rel[rel.rfind("/", 0, cut) + 1:cut]
-            if stem in modules:
-                found.append(rel)
-                continue
-        if rel[:cut + 1] != folder:
-            folder = rel[:cut + 1]
-            picked = bool(_TEST_FOLDER.search(folder) or ("-info/" in folder and _METADATA.search(folder)))
-        if (picked or _NAMED.fullmatch(name) or rel.startswith(".cargo/config")
-                or (protected is not None and protected(rel))):
-            found.append(rel)
-    return found
+    paths = pathscan.Paths(list(files))
+    found = set().union(*map(paths.holding, _HINTS), *map(paths.ending, (*_HINTS_BACK, _stems(modules))))
+    if protected is not None:
+        starts = itertools.accumulate(map(len, paths.paths), lambda at, size: at + size + 1, initial=1)
+        found.update(at for at, rel in zip(starts, paths.paths) if protected(rel))
+    return paths.picked(found, lambda rel: _near(rel, modules, protected))
+
+
+def _near(rel: str, modules: frozenset[str], protected: Callable[[str], object] | None) -> bool:
+    """Whether ``narrow`` picks one path (see there)."""
+    cut = rel.rfind("/")
+    name, folder = rel[cut + 1:], rel[:cut + 1]
+    if name.endswith(".py"):
+        stem = name[:-3] if name != "__init__.py" else rel[rel.rfind("/", 0, cut) + 1:cut]
+        if stem in modules:
+            return True
+    return bool(_TEST_FOLDER.search(folder) or ("-info/" in folder and _METADATA.search(folder))
+                or _NAMED.fullmatch(name) or rel.startswith(".cargo/config")
+                or (protected is not None and protected(rel)))
 
 
 def names_mark(shadowed: frozenset[str]) -> str:
