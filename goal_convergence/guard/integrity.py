@@ -87,8 +87,9 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     manifest = Manifest(sensitive=sensitive, own=own, narrowed=near, names=protect.names_mark(names))
     kept_bytes, unkept = 0, []
     new_blobs: dict[str, bytes] = {}
+    base = os.path.join(root, "")  # the paths as tree.file_hash names them, its cache's keys
     for rel in defining:
-        path = os.path.join(root, rel)
+        path = base + rel
         try:
             # One read: the hash is of the bytes kept, whatever moves on disk afterwards; and cached by the file's
             # stat data, so the goal's first iteration (its session keeps the digests) does not read it again.

@@ -33,11 +33,21 @@ _lock = threading.Lock()
 def open_regular(path: str | Path, *, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading; OSError for anything else. Opened without waiting, so a FIFO put in a
     file's place between a stat and the read (a maker's process can) is refused, not waited on for ever."""
+    fd, _ = _open_regular(path, follow)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_regular(path: str | Path, follow: bool) -> tuple[int, os.stat_result]:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return os.fdopen(fd, "rb")
+        return fd, st
     except BaseException:
         os.close(fd)
         raise
@@ -77,11 +87,16 @@ def read_hashed(path: str, most: int) -> tuple[bytes, str] | None:
     """A regular file's bytes and their sha256, read once, the digest cached as ``content_hash`` would cache it
     (so a goal's session keeps it for the next process); None past ``most`` bytes (then not read). OSError for a
     link, anything but a regular file, or a file that cannot be read."""
-    with open_regular(path, follow=False) as fh:
-        st = os.fstat(fh.fileno())  # before the read: bytes newer than the key are hashed again, never older
+    fd, st = _open_regular(path, False)  # its stat data before the read: bytes newer than it are hashed again
+    try:
         if st.st_size > most:
             return None
-        data = fh.read()
+        parts = []
+        while chunk := os.read(fd, st.st_size + 4096):  # to its end, should it grow meanwhile
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(parts)
     digest = hashlib.sha256(data).hexdigest()
     _remember(path, st, digest)
     return data, digest
