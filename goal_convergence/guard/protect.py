@@ -20,7 +20,6 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InvalidInput
@@ -193,10 +192,18 @@ _HINTS = (_AFTER_SLASH, _AT_START, re.compile(r"\0\.cargo/config"), re.compile(r
 _HINTS_BACK = (_BACKWARDS, _NAMES_BACK, re.compile("/" + pathscan.one_of(d[::-1] for d in TEST_DIRS) + r"(?=[/\0])"))
 
 
-@lru_cache(maxsize=4)
-def _stems(modules: frozenset[str]) -> re.Pattern[str]:
-    """Backwards: a Python module named one of ``modules``, or a package (its __init__.py's folder)."""
-    return re.compile(r"\0yp\.(?:__tini__/)?" + pathscan.one_of(m[::-1] for m in modules) + r"(?=[/\0])")
+# Backwards: the name of every Python module, or of a package (its __init__.py's folder).
+_STEM = re.compile(r"\0yp\.(?:__tini__/)?([^/\0]*+)")
+
+
+def _stems(paths: pathscan.Paths, modules: frozenset[str]) -> set[int]:
+    """The paths of Python modules (or packages) named one of ``modules``: the names there are, gathered by one
+    pass, met with ``modules``, and a pass for the few in both (not a regex of every module name, whose
+    compiling would cost every iteration more than the pass saves)."""
+    named = {m[::-1] for m in modules}.intersection(_STEM.findall(paths.backwards))
+    if not named:
+        return set()
+    return paths.ending(re.compile(r"\0yp\.(?:__tini__/)?" + pathscan.one_of(named) + r"(?=[/\0])"))
 
 
 def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
@@ -213,7 +220,7 @@ def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
     protected = re.compile("|".join(f"(?:{pattern_regex(p).pattern})" for p in patterns), re.S).fullmatch \
         if patterns else None
     paths = pathscan.Paths(list(files))
-    found = set().union(*map(paths.holding, _HINTS), *map(paths.ending, (*_HINTS_BACK, _stems(modules))))
+    found = set().union(*map(paths.holding, _HINTS), *map(paths.ending, _HINTS_BACK), _stems(paths, modules))
     if protected is not None:
         starts = itertools.accumulate(map(len, paths.paths), lambda at, size: at + size + 1, initial=1)
         found.update(at for at, rel in zip(starts, paths.paths) if protected(rel))
