@@ -158,7 +158,8 @@ def _narrow_one_path_at_a_time(files, patterns, own, shadowed):
 
 
 _PIECES = st.sampled_from(["test_", "_test", ".test", ".spec", "test", ".py", ".pyc", ".pyd", ".pth", ".so", ".js",
-                           ".ts", ".tsx", ".cjs", ".go", "x", "json", "os", "calc", "conftest", "__init__", "__init__.py",
+                           ".ts", ".tsx", ".cjs", ".go", "x", "json", "os", "calc", "conftest", "__init__",
+                           "__init__.py",
                            ".config.", "jest", "vitest", ".babelrc", ".eslintrc", "rc", ".snap", ".ambr", "Makefile",
                            "GNU", "make", "file", "-info", ".dist", ".egg", "pytest", ".ini", ".toml", "Cargo",
                            "pyproject", "tox", "setup", ".cfg", "package", "mod", "go", ".", "-", "*", "[", "]"])
@@ -166,9 +167,9 @@ _GLOBBED = st.builds(lambda glob, fill: glob.replace("*", fill), st.sampled_from
     protect.CONFIG_NAMES + protect.PYTHON_HOOKS + protect.TEST_NAMES), st.text("ab._/", max_size=3))
 _ANY_NAME = st.one_of(_GLOBBED, st.lists(_PIECES, min_size=1, max_size=4).map("".join), st.text(min_size=1, max_size=6)
                       .filter(lambda s: "/" not in s and "\0" not in s))
-_FOLDERS = st.sampled_from(["tests", "test", "spec", "src", "a.dist-info", "b.egg-info", "-info", "x.dist-info", ".cargo",
-                            "config", "pkg", "json", "os", "__snapshots__", "testing", "testdata", "xtests", "tests_",
-                            "__tests__", "calc", "docs", "node_modules"])
+_FOLDERS = st.sampled_from(["tests", "test", "spec", "src", "a.dist-info", "b.egg-info", "-info", "x.dist-info",
+                            ".cargo", "config", "pkg", "json", "os", "__snapshots__", "testing", "testdata", "xtests",
+                            "tests_", "__tests__", "calc", "docs", "node_modules"])
 _ANY_PATHS = st.lists(st.builds(lambda parts, name: "/".join([*parts, name]).strip("/") or "x",
                                 st.lists(_FOLDERS, max_size=3), _ANY_NAME), max_size=30)
 
@@ -199,8 +200,11 @@ def _own_modules_one_path_at_a_time(files):
     return sorted(found)
 
 
+_SHALLOW_PARTS = st.sampled_from(["src", "pkg", "__init__.py", "calc.py", ".py", "setup.py", "test_a.py", "x",
+                                  "src/a.py"])
+
+
 @settings(max_examples=400, deadline=None)
-@given(files=_ANY_PATHS, more=st.lists(st.builds("/".join, st.lists(st.sampled_from(
-    ["src", "pkg", "__init__.py", "calc.py", ".py", "setup.py", "test_a.py", "x", "src/a.py"]), min_size=1, max_size=4))))
+@given(files=_ANY_PATHS, more=st.lists(st.builds("/".join, st.lists(_SHALLOW_PARTS, min_size=1, max_size=4))))
 def test_own_modules_over_all_paths_joined_are_what_a_look_at_each_path_finds(files, more):
     assert syspath.own_modules(files + more) == _own_modules_one_path_at_a_time(files + more)
