@@ -15,7 +15,6 @@ crosses folders, and a pattern that names a folder covers everything under it. S
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import re
 import shlex
@@ -190,8 +189,6 @@ _AFTER_SLASH, _AT_START, _BACKWARDS, _NAMES_BACK = _name_hints(CONFIG_NAMES + PY
 # Each search begins with a literal of its own, which the regex engine looks for before trying the rest.
 _HINTS = (_AFTER_SLASH, _AT_START, re.compile(r"\0\.cargo/config"), re.compile(r"\.(?:dist|egg)-info/"))
 _HINTS_BACK = (_BACKWARDS, _NAMES_BACK, re.compile("/" + pathscan.one_of(d[::-1] for d in TEST_DIRS) + r"(?=[/\0])"))
-
-
 # Backwards: the name of every Python module, or of a package (its __init__.py's folder).
 _STEM = re.compile(r"\0yp\.(?:__tini__/)?([^/\0]*+)")
 
@@ -221,9 +218,8 @@ def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
         if patterns else None
     paths = pathscan.Paths(list(files))
     found = set().union(*map(paths.holding, _HINTS), *map(paths.ending, _HINTS_BACK), _stems(paths, modules))
-    if protected is not None:
-        starts = itertools.accumulate(map(len, paths.paths), lambda at, size: at + size + 1, initial=1)
-        found.update(at for at, rel in zip(starts, paths.paths) if protected(rel))
+    if protected is not None:  # the user's patterns, whatever they are: each path tried
+        found |= paths.where(protected)
     return paths.picked(found, lambda rel: _near(rel, modules, protected))
 
 

@@ -11,6 +11,7 @@ rejects every other path at its first character. A search is quick when its rege
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -38,6 +39,11 @@ class Paths:
         """The paths in whose reversed form ``hint`` finds a match: ``\\0yp\\.`` finds every path ending in ``.py``."""
         back, size = self.backwards, len(self.text)
         return {size - back.find("\0", m.start() + 1) for m in hint.finditer(back)}
+
+    def where(self, rule: Callable[[str], object]) -> set[int]:
+        """The paths ``rule`` picks, each tried (for rules no search can stand in for)."""
+        starts = itertools.accumulate(map(len, self.paths), lambda at, size: at + size + 1, initial=1)
+        return {at for at, rel in zip(starts, self.paths) if rule(rel)}
 
     def picked(self, found: set[int], rule: Callable[[str], object]) -> list[str]:
         """The paths that begin at ``found`` and that ``rule`` picks, in the list's order."""
