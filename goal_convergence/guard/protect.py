@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 
 from ..errors import InvalidInput
@@ -185,10 +186,21 @@ def _name_hints(globs: Iterable[str]) -> list[re.Pattern[str]]:
             re.compile("\0" + pathscan.one_of(names) + r"(?=[/\0])")]
 
 
-_AFTER_SLASH, _AT_START, _BACKWARDS, _NAMES_BACK = _name_hints(CONFIG_NAMES + PYTHON_HOOKS + TEST_NAMES)
-# Each search begins with a literal of its own, which the regex engine looks for before trying the rest.
-_HINTS = (_AFTER_SLASH, _AT_START, re.compile(r"\0\.cargo/config"), re.compile(r"\.(?:dist|egg)-info/"))
-_HINTS_BACK = (_BACKWARDS, _NAMES_BACK, re.compile("/" + pathscan.one_of(d[::-1] for d in TEST_DIRS) + r"(?=[/\0])"))
+# Fewer paths than this are each looked at alone (an iteration's few new files): no search is compiled for them.
+FEW = 64
+
+
+@cache
+def _searches() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    """The searches that find, between them, every path a name, a test folder or package metadata can pick, each
+    beginning with a literal of its own, which the regex engine looks for before trying the rest: (forwards,
+    backwards). Compiled once a process, when a long list is first narrowed."""
+    after_slash, at_start, backwards, names = _name_hints(CONFIG_NAMES + PYTHON_HOOKS + TEST_NAMES)
+    test_folders = re.compile("/" + pathscan.one_of(d[::-1] for d in TEST_DIRS) + r"(?=[/\0])")
+    return ((after_slash, at_start, re.compile(r"\0\.cargo/config"), re.compile(r"\.(?:dist|egg)-info/")),
+            (backwards, names, test_folders))
+
+
 # Backwards: the name of every Python module, or of a package (its __init__.py's folder).
 _STEM = re.compile(r"\0yp\.(?:__tini__/)?([^/\0]*+)")
 
@@ -216,8 +228,11 @@ def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
         o.rstrip("/").rsplit("/", 1)[-1] for o in own)
     protected = re.compile("|".join(f"(?:{pattern_regex(p).pattern})" for p in patterns), re.S).fullmatch \
         if patterns else None
-    paths = pathscan.Paths(list(files))
-    found = set().union(*map(paths.holding, _HINTS), *map(paths.ending, _HINTS_BACK), _stems(paths, modules))
+    files = list(files)
+    if len(files) < FEW:
+        return [rel for rel in files if _near(rel, modules, protected)]
+    paths, (forwards, backwards) = pathscan.Paths(files), _searches()
+    found = set().union(*map(paths.holding, forwards), *map(paths.ending, backwards), _stems(paths, modules))
     if protected is not None:  # the user's patterns, whatever they are: each path tried
         found |= paths.where(protected)
     return paths.picked(found, lambda rel: _near(rel, modules, protected))
