@@ -11,7 +11,6 @@ the judge says; a goal made with ``tests_may_change`` shows them without enforci
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import time
@@ -27,7 +26,7 @@ from ..models import (Baseline, Census, ConditionEvidence, Goal, Integrity, Inte
 from ..storage.store import write_atomic
 from ..system import files as documents
 from ..system import seal
-from ..vcs import tree
+from ..vcs import filehash, tree
 from . import environment, protect, scratch, syspath, tripwire
 from .blobs import Blobs
 from .environment import Environment
@@ -88,29 +87,29 @@ def record(home: Path, goal_id: str, root: Path, conds: list[StoppingCondition],
     manifest = Manifest(sensitive=sensitive, own=own, narrowed=near, names=protect.names_mark(names))
     kept_bytes, unkept = 0, []
     new_blobs: dict[str, bytes] = {}
+    base = os.path.join(root, "")  # the paths as tree.file_hash names them, its cache's keys
     for rel in defining:
-        path = root / rel
-        if path.is_symlink() or not path.is_file():
-            manifest.files[rel] = tree.file_hash(root, rel)  # a link or a submodule: its hash, no content
-            continue
+        path = base + rel
         try:
-            small = path.stat().st_size <= min(MAX_FILE_BYTES, MAX_KEPT_BYTES - kept_bytes)
-            data = path.read_bytes() if small else None
-        except OSError:
-            data = None
-        if data is None:
+            # One read: the hash is of the bytes kept, whatever moves on disk afterwards; and cached by the file's
+            # stat data, so the goal's first iteration (its session keeps the digests) does not read it again.
+            got = filehash.read_hashed(path, min(MAX_FILE_BYTES, MAX_KEPT_BYTES - kept_bytes))
+        except OSError:  # a link or a submodule: its hash, no content (and a file that cannot be read, unkept)
+            got = None
+            if os.path.islink(path) or not os.path.isfile(path):
+                manifest.files[rel] = tree.file_hash(root, rel)
+                continue
+        if got is None:
             manifest.files[rel] = tree.file_hash(root, rel)
             unkept.append(rel)
             continue
-        # One read: the hash is of the bytes kept, whatever moves on disk afterwards.
-        digest = manifest.files[rel] = hashlib.sha256(data).hexdigest()
-        if not blobs.has(digest):
-            new_blobs[digest] = data
+        data, manifest.files[rel] = got
+        new_blobs[manifest.files[rel]] = data  # the goal's pack is new: every blob goes in it
         manifest.kept.append(rel)
         kept_bytes += len(data)
     manifest.start_tree, manifest.sources, sources = tripwire.start(root, manifest.files)
     # one pack, synced once: a thousand test files are not a thousand commits
-    blobs.keep(new_blobs | {digest: data for digest, data in sources.items() if not blobs.has(digest)})
+    blobs.keep(new_blobs | sources)
     if unkept:
         notes.append(f"{len(unkept)} file(s) over the size limits ({MAX_FILE_BYTES >> 20} MiB each, "
                      f"{MAX_KEPT_BYTES >> 20} MiB in all) are watched but cannot be restored")

@@ -18,11 +18,13 @@ import hashlib
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 
 from ..errors import InvalidInput
 from ..models import StoppingCondition
+from ..system import pathscan
 from . import syspath
 
 # Runner and tool configs: one edited line in them can switch off a whole suite or lower a bar.
@@ -154,32 +156,99 @@ _NAMED = re.compile("|".join(f"(?:{r.pattern})" for r in (_CONFIG, _HOOKS, _TEST
 _TEST_FOLDER = re.compile("(?:^|/)(?:" + "|".join(map(re.escape, sorted(TEST_DIRS))) + ")/")
 
 
+def _literals(glob: str) -> list[tuple[str, str]]:
+    """(the literal text before the first wildcard, the literal text after the last) of each of the globs a name
+    glob stands for, its plain character classes spelled out (``*.test.[jt]s``: ``*.test.js`` and ``*.test.ts``)."""
+    plain = re.fullmatch(r"([^[]*)\[([^]!^-]+)\](.*)", glob)
+    if plain:
+        return [pair for ch in plain[2] for pair in _literals(plain[1] + ch + plain[3])]
+    parts = re.split(r"[*?[]", glob)
+    return [(parts[0], parts[-1].rsplit("]", 1)[-1])]
+
+
+def _name_hints(globs: Iterable[str]) -> list[re.Pattern[str]]:
+    """Searches that between them find every path whose name matches one of ``globs``, by the longer literal end
+    of each glob: forwards, its beginning right after the NUL or slash before the name; backwards (pathscan.Paths.
+    ending), its end reversed right after the NUL that ends the path, and the whole name when it has no wildcard."""
+    forwards, backwards, names = [], [], []
+    for glob in globs:
+        for before, after in _literals(glob):
+            if not (before or after):
+                raise ValueError(f"{glob!r} has no literal end: every path would be a candidate")
+            if before == after == glob:
+                names.append(glob[::-1])
+            elif len(after) >= len(before):
+                backwards.append(after[::-1])
+            else:
+                forwards.append(before)
+    ahead = pathscan.one_of(forwards)
+    return [re.compile("/" + ahead), re.compile("\0" + ahead), re.compile("\0" + pathscan.one_of(backwards)),
+            re.compile("\0" + pathscan.one_of(names) + r"(?=[/\0])")]
+
+
+# Fewer paths than this are each looked at alone (an iteration's few new files): no search is compiled for them.
+FEW = 64
+
+
+@cache
+def _searches() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    """The searches that find, between them, every path a name, a test folder or package metadata can pick, each
+    beginning with a literal of its own, which the regex engine looks for before trying the rest: (forwards,
+    backwards). Compiled once a process, when a long list is first narrowed."""
+    after_slash, at_start, backwards, names = _name_hints(CONFIG_NAMES + PYTHON_HOOKS + TEST_NAMES)
+    test_folders = re.compile("/" + pathscan.one_of(d[::-1] for d in TEST_DIRS) + r"(?=[/\0])")
+    return ((after_slash, at_start, re.compile(r"\0\.cargo/config"), re.compile(r"\.(?:dist|egg)-info/")),
+            (backwards, names, test_folders))
+
+
+# Backwards: the name of every Python module, or of a package (its __init__.py's folder).
+_STEM = re.compile(r"\0yp\.(?:__tini__/)?([^/\0]*+)")
+
+
+def _stems(paths: pathscan.Paths, modules: frozenset[str]) -> set[int]:
+    """The paths of Python modules (or packages) named one of ``modules``: the names there are, gathered by one
+    pass, met with ``modules``, and a pass for the few in both (not a regex of every module name, whose
+    compiling would cost every iteration more than the pass saves)."""
+    named = {m[::-1] for m in modules}.intersection(_STEM.findall(paths.backwards))
+    if not named:
+        return set()
+    return paths.ending(re.compile(r"\0yp\.(?:__tini__/)?" + pathscan.one_of(named) + r"(?=[/\0])"))
+
+
 def narrow(files: Iterable[str], patterns: list[str], own: Iterable[str],
            shadowed: frozenset[str] | None = None) -> list[str]:
     """The files ``check_defining`` and ``sensitive`` may pick, found by one quick look at each path (a
     superset, in order): a config, hook or test name, a test folder, package metadata, a --protect match,
     or a Python module named like one it could shadow (``own``: the project's own modules; ``shadowed``:
-    syspath.shadowed_names(), read now when not given). On a large tree only these few are classified in full."""
-    modules = (syspath.shadowed_names() if shadowed is None else shadowed) | {o.rstrip("/").rsplit("/", 1)[-1]
-                                                                               for o in own}
+    syspath.shadowed_names(), read now when not given). On a large tree only these few are classified in full.
+
+    The look is a few passes over all the paths joined (system/pathscan.py), each finding a superset of the
+    paths one rule picks; ``_near`` then decides each of those alone."""
+    modules = (syspath.shadowed_names() if shadowed is None else shadowed) | frozenset(
+        o.rstrip("/").rsplit("/", 1)[-1] for o in own)
     protected = re.compile("|".join(f"(?:{pattern_regex(p).pattern})" for p in patterns), re.S).fullmatch \
         if patterns else None
-    found, folder, picked = [], None, False  # a test folder or package metadata is a folder's: looked at once
-    for rel in files:
-        cut = rel.rfind("/")
-        name = rel[cut + 1:]
-        if name.endswith(".py"):
-            stem = name[:-3] if name != "__init__.py" else rel[rel.rfind("/", 0, cut) + 1:cut]
-            if stem in modules:
-                found.append(rel)
-                continue
-        if rel[:cut + 1] != folder:
-            folder = rel[:cut + 1]
-            picked = bool(_TEST_FOLDER.search(folder) or ("-info/" in folder and _METADATA.search(folder)))
-        if (picked or _NAMED.fullmatch(name) or rel.startswith(".cargo/config")
-                or (protected is not None and protected(rel))):
-            found.append(rel)
-    return found
+    files = list(files)
+    if len(files) < FEW:
+        return [rel for rel in files if _near(rel, modules, protected)]
+    paths, (forwards, backwards) = pathscan.Paths(files), _searches()
+    found = set().union(*map(paths.holding, forwards), *map(paths.ending, backwards), _stems(paths, modules))
+    if protected is not None:  # the user's patterns, whatever they are: each path tried
+        found |= paths.where(protected)
+    return paths.picked(found, lambda rel: _near(rel, modules, protected))
+
+
+def _near(rel: str, modules: frozenset[str], protected: Callable[[str], object] | None) -> bool:
+    """Whether ``narrow`` picks one path (see there)."""
+    cut = rel.rfind("/")
+    name, folder = rel[cut + 1:], rel[:cut + 1]
+    if name.endswith(".py"):
+        stem = name[:-3] if name != "__init__.py" else rel[rel.rfind("/", 0, cut) + 1:cut]
+        if stem in modules:
+            return True
+    return bool(_TEST_FOLDER.search(folder) or ("-info/" in folder and _METADATA.search(folder))
+                or _NAMED.fullmatch(name) or rel.startswith(".cargo/config")
+                or (protected is not None and protected(rel)))
 
 
 def names_mark(shadowed: frozenset[str]) -> str:

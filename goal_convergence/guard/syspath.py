@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..system import pathscan
 from . import installed
 
 # Folders a Python test run imports top-level modules from whatever the project: the root, src/.
@@ -32,6 +33,8 @@ TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "testdat
 _COLLECTED = re.compile(r"test_[^/]*\.py|[^/]*_test\.py|conftest\.py")
 # Where pytest reads its ``pythonpath`` option at the root, and under which section.
 _INI = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+# Backwards (pathscan.Paths.ending): a Python file at most one folder down, or two under src/.
+_SHALLOW = re.compile(r"\0yp\.[^/\0]*+(?:/[^/\0]*+(?:/crs)?+)?+(?=\0)")
 # Top-level files at the root that no test imports as the package under test.
 _NOT_OWN = frozenset({"setup", "conftest", "noxfile", "__main__", "manage"})
 
@@ -57,11 +60,12 @@ def module(rel: str) -> tuple[str, str] | None:
 
 def own_modules(files: Iterable[str]) -> list[str]:
     """The project's own top-level modules and packages, a package with a trailing slash ("calc",
-    "src/pkg/"): the package under test, and the form it has."""
+    "src/pkg/"): the package under test, and the form it has. Only the Python files at the import roots (the
+    root, src/) or one folder below (a package's __init__.py) are looked at, found by one pass over all the
+    paths (system/pathscan.py)."""
+    paths = pathscan.Paths(list(files))
     found = set()
-    for rel in files:
-        if rel.count("/") > 2 or (rel.count("/") == 2 and not rel.startswith("src/")):
-            continue  # below the import roots (the root, src/): a package's __init__.py is one folder down
+    for rel in paths.picked(paths.ending(_SHALLOW), bool):
         spot = module(rel)
         if spot is None or spot[0] not in IMPORT_ROOTS or spot[1] in _NOT_OWN or _COLLECTED.fullmatch(rel):
             continue

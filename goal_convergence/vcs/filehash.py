@@ -33,11 +33,21 @@ _lock = threading.Lock()
 def open_regular(path: str | Path, *, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading; OSError for anything else. Opened without waiting, so a FIFO put in a
     file's place between a stat and the read (a maker's process can) is refused, not waited on for ever."""
+    fd, _ = _open_regular(path, follow)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_regular(path: str | Path, follow: bool) -> tuple[int, os.stat_result]:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return os.fdopen(fd, "rb")
+        return fd, st
     except BaseException:
         os.close(fd)
         raise
@@ -64,18 +74,45 @@ def content_hash(path: str) -> str | None:
         return "link:" + os.readlink(path)
     if not stat.S_ISREG(st.st_mode):
         return "dir"  # a submodule or nested repository: its own commits are not this tree
-    key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     with _lock:
         cached = _cache.get(path)
-    if cached and cached[0] == key:
+    if cached and cached[0] == _key(st):
         return cached[1]
     digest = hash_file(Path(path)) or "unreadable"
+    _remember(path, st, digest)
+    return digest
+
+
+def read_hashed(path: str, most: int) -> tuple[bytes, str] | None:
+    """A regular file's bytes and their sha256, read once, the digest cached as ``content_hash`` would cache it
+    (so a goal's session keeps it for the next process); None past ``most`` bytes (then not read). OSError for a
+    link, anything but a regular file, or a file that cannot be read."""
+    fd, st = _open_regular(path, False)  # its stat data before the read: bytes newer than it are hashed again
+    try:
+        if st.st_size > most:
+            return None
+        parts = []
+        while chunk := os.read(fd, st.st_size + 4096):  # to its end, should it grow meanwhile
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(parts)
+    digest = hashlib.sha256(data).hexdigest()
+    _remember(path, st, digest)
+    return data, digest
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _remember(path: str, st: os.stat_result, digest: str) -> None:
+    """Cache a digest by the stat data it was read with, once its ctime is old enough to vouch for it."""
     if time.time_ns() - st.st_ctime_ns > RACY_SECONDS * 10**9:
         with _lock:
             if len(_cache) >= _MAX_CACHE:
                 _cache.clear()
-            _cache[path] = (key, digest)
-    return digest
+            _cache[path] = (_key(st), digest)
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goal_convergence.errors import InvalidInput
-from goal_convergence.guard import protect
+from goal_convergence.guard import protect, syspath
 from goal_convergence.models import StoppingCondition
 from goal_convergence.vcs import tree
 
@@ -135,3 +135,79 @@ def test_narrowing_from_the_start_answer_is_narrowing_the_whole_tree(before, add
 def test_the_mark_of_the_names_looked_for_moves_when_a_name_is_added():
     assert protect.names_mark(frozenset({"json", "os"})) == protect.names_mark(frozenset({"os", "json"}))
     assert protect.names_mark(frozenset({"json", "os"})) != protect.names_mark(frozenset({"json", "os", "calc2"}))
+
+
+def _narrow_one_path_at_a_time(files, patterns, own, shadowed):
+    """protect.narrow as it was, a step of Python and a regex a path: what the passes over all paths must equal."""
+    modules = shadowed | {o.rstrip("/").rsplit("/", 1)[-1] for o in own}
+    regexes = [protect.pattern_regex(p) for p in patterns]
+    found = []
+    for rel in files:
+        cut = rel.rfind("/")
+        name, folder = rel[cut + 1:], rel[:cut + 1]
+        if name.endswith(".py"):
+            stem = name[:-3] if name != "__init__.py" else rel[rel.rfind("/", 0, cut) + 1:cut]
+            if stem in modules:
+                found.append(rel)
+                continue
+        if (protect._TEST_FOLDER.search(folder) or ("-info/" in folder and protect._METADATA.search(folder))
+                or protect._NAMED.fullmatch(name) or rel.startswith(".cargo/config")
+                or any(r.fullmatch(rel) for r in regexes)):
+            found.append(rel)
+    return found
+
+
+_PIECES = st.sampled_from(["test_", "_test", ".test", ".spec", "test", ".py", ".pyc", ".pyd", ".pth", ".so", ".js",
+                           ".ts", ".tsx", ".cjs", ".go", "x", "json", "os", "calc", "conftest", "__init__",
+                           "__init__.py",
+                           ".config.", "jest", "vitest", ".babelrc", ".eslintrc", "rc", ".snap", ".ambr", "Makefile",
+                           "GNU", "make", "file", "-info", ".dist", ".egg", "pytest", ".ini", ".toml", "Cargo",
+                           "pyproject", "tox", "setup", ".cfg", "package", "mod", "go", ".", "-", "*", "[", "]"])
+_GLOBBED = st.builds(lambda glob, fill: glob.replace("*", fill), st.sampled_from(
+    protect.CONFIG_NAMES + protect.PYTHON_HOOKS + protect.TEST_NAMES), st.text("ab._/", max_size=3))
+_ANY_NAME = st.one_of(_GLOBBED, st.lists(_PIECES, min_size=1, max_size=4).map("".join), st.text(min_size=1, max_size=6)
+                      .filter(lambda s: "/" not in s and "\0" not in s))
+_FOLDERS = st.sampled_from(["tests", "test", "spec", "src", "a.dist-info", "b.egg-info", "-info", "x.dist-info",
+                            ".cargo", "config", "pkg", "json", "os", "__snapshots__", "testing", "testdata", "xtests",
+                            "tests_", "__tests__", "calc", "docs", "node_modules"])
+_ANY_PATHS = st.lists(st.builds(lambda parts, name: "/".join([*parts, name]).strip("/") or "x",
+                                st.lists(_FOLDERS, max_size=3), _ANY_NAME), max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(files=_ANY_PATHS, own=st.lists(st.sampled_from(["calc", "src/pkg/", "json", "test_x", "a", "__init__/"]),
+                                      max_size=3),
+       shadowed=st.sets(st.sampled_from(["json", "os", "pytest", "conftest", "mod", "x", "calc", "go", "a.b", "test"])),
+       patterns=st.sampled_from([[], ["docs/page1*"], ["**/*.md"], ["tests"], ["*.py", "src/*/x*"]]))
+def test_narrow_over_all_paths_joined_picks_what_a_look_at_each_path_picks(files, own, shadowed, patterns):
+    """narrow finds its few candidates by passes over all the paths joined, forwards and backwards (past
+    ``protect.FEW`` paths; below, it looks at each): for any paths (duplicates and odd names too), the same list,
+    in the same order, as the rule applied to each path alone."""
+    many = [f"docs/page{i}.md" for i in range(protect.FEW)] + files  # picked by none of the rules
+    for paths in (files, many):
+        assert protect.narrow(paths, patterns, own, frozenset(shadowed)) == \
+            _narrow_one_path_at_a_time(paths, patterns, own, frozenset(shadowed))
+
+
+def _own_modules_one_path_at_a_time(files):
+    """syspath.own_modules as it was, a step of Python a path."""
+    found = set()
+    for rel in files:
+        if rel.count("/") > 2 or (rel.count("/") == 2 and not rel.startswith("src/")):
+            continue
+        spot = syspath.module(rel)
+        if spot is None or spot[0] not in syspath.IMPORT_ROOTS or spot[1] in syspath._NOT_OWN or \
+                syspath._COLLECTED.fullmatch(rel):
+            continue
+        found.add(spot[0] + spot[1] + ("/" if rel.endswith("/__init__.py") or rel == "__init__.py" else ""))
+    return sorted(found)
+
+
+_SHALLOW_PARTS = st.sampled_from(["src", "pkg", "__init__.py", "calc.py", ".py", "setup.py", "test_a.py", "x",
+                                  "src/a.py"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(files=_ANY_PATHS, more=st.lists(st.builds("/".join, st.lists(_SHALLOW_PARTS, min_size=1, max_size=4))))
+def test_own_modules_over_all_paths_joined_are_what_a_look_at_each_path_finds(files, more):
+    assert syspath.own_modules(files + more) == _own_modules_one_path_at_a_time(files + more)
