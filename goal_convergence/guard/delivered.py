@@ -33,7 +33,7 @@ def watch(root: Path) -> Callable[[], list[str]]:
     deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
     began, before = time.time_ns(), snapshot.take(root)
     # Hashed now, the snapshot's index holds the tree as the checks begin: what moves from here shows.
-    there = set(before.ids)
+    there = before.ids  # by path: read, never changed
 
     def moved() -> list[str]:
         return [rel for rel in tree.changed_since(root, began, there)

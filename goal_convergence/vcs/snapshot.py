@@ -31,10 +31,11 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 
 from ..storage import config
 from ..system.log import log_error
@@ -150,8 +151,8 @@ class Snapshot:
         return None
 
     @cached_property
-    def ids(self) -> dict[str, str]:
-        """Each file's content id: its hash as the fingerprint sees it."""
+    def ids(self) -> Mapping[str, str]:
+        """Each file's content id: its hash as the fingerprint sees it (read-only)."""
         ids = {}
         for rel in self.files:
             digest = content_hash(os.path.join(self.root, rel))
@@ -261,11 +262,12 @@ class GitSnapshot(Snapshot):
             return None
         return sorted(os.fsdecode(p).rstrip("/") for p in done.out.split(b"\0") if p)
 
-    def _entries(self) -> dict[str, str]:
-        """The index's files under the root: path -> content id (its blob id; a link's marked, a submodule "dir")."""
+    def _entries(self) -> Mapping[str, str]:
+        """The index's files under the root: path -> content id (its blob id; a link's marked, a submodule "dir").
+        At the top, the kept entries themselves, read-only: not a copy of every entry a look."""
         entries = self._top_entries()
         if not self._prefix:
-            return dict(entries)
+            return MappingProxyType(entries)
         cut = len(self._prefix)
         return {path[cut:]: oid for path, oid in entries.items() if path.startswith(self._prefix)}
 
@@ -347,13 +349,15 @@ class GitSnapshot(Snapshot):
                              env=self.env, input=data).ok
 
     @cached_property
-    def ids(self) -> dict[str, str]:
+    def ids(self) -> Mapping[str, str]:
         self._hash()
         entries = self._entries()
-        for p in self._new:
-            rel = self._mine(p)
-            if rel is not None and (p.endswith("/") or self.off):
-                entries[rel] = content_hash(str(self.root / rel)) or "dir"
+        extra = [rel for p in self._new if (rel := self._mine(p)) is not None and (p.endswith("/") or self.off)]
+        if not extra and not self.off:
+            return entries
+        entries = dict(entries)
+        for rel in extra:
+            entries[rel] = content_hash(str(self.root / rel)) or "dir"
         if self.off:  # over the size limit: the changed files by their bytes, not stored
             for p in self._dirty:
                 rel = self._mine(p)

@@ -77,16 +77,19 @@ def tree_fingerprint(root: Path) -> str:
     content id is git's blob id in git (the snapshot's index), a sha256 of the bytes outside it."""
     ids = snapshot.take(Path(root)).ids
     keys = sorted(ids)  # in git's order already, but for the few added: a sort that finds the run is quick
-    caches = {rel for rel in _holding(keys, _CACHE_HINT) if _CACHE.search(rel)}
-    keys = [rel for rel in keys if rel not in caches] if caches else keys
+    joined = "\0".join(keys)
+    caches = {rel for rel in _holding(joined, _CACHE_HINT) if _CACHE.search(rel)}
+    if caches:
+        keys = [rel for rel in keys if rel not in caches]
+        joined = "\0".join(keys)
     # The paths, then their ids: no path is empty or holds NUL, so the two NULs between them mark the one place
-    text = "\0".join(keys) + "\0\0" + "\0".join(map(ids.__getitem__, keys))
+    text = joined + "\0\0" + "\0".join(map(ids.__getitem__, keys))
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _holding(paths: list[str], hint: re.Pattern[str]) -> set[str]:
-    """The paths in which ``hint`` finds something (a path never holds NUL, so NUL joins them)."""
-    joined, found = "\0".join(paths), set()
+def _holding(joined: str, hint: re.Pattern[str]) -> set[str]:
+    """The paths (``joined`` by NUL, which no path holds) in which ``hint`` finds something."""
+    found = set()
     for match in hint.finditer(joined):
         end = joined.find("\0", match.end())
         found.add(joined[joined.rfind("\0", 0, match.start()) + 1:end if end >= 0 else len(joined)])
@@ -101,9 +104,9 @@ def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list
     back, so a file swapped in and out again is seen even though its content ends as it began. Only the
     files whose stat data moved since the snapshot before are looked at (all of them outside git)."""
     snap = snapshot.take(Path(root))
-    now = set(snap.files)
-    candidates = now if snap.changed is None else snap.changed & now
-    found = set(before) - now
+    now = snap.ids  # every file listed now, by path (the fingerprint's, so no second listing)
+    candidates = now.keys() if snap.changed is None else {rel for rel in snap.changed if rel in now}
+    found = {rel for rel in before if rel not in now}
     for rel in candidates:
         try:
             if os.lstat(os.path.join(snap.root, rel)).st_ctime_ns >= since_ns:
