@@ -74,10 +74,10 @@ from common import Row, report  # noqa: E402
 
 from goal_convergence.checks import conditions  # noqa: E402
 from goal_convergence.goals import creation, specs  # noqa: E402
-from goal_convergence.guard import environment, integrity, protect, scratch, syspath, tripwire  # noqa: E402
+from goal_convergence.guard import environment, installed, integrity, protect, scratch, syspath, tripwire  # noqa: E402
 from goal_convergence.models import Decision, Goal, Integrity, Iteration, now_iso  # noqa: E402
 from goal_convergence.storage.store import Store  # noqa: E402
-from goal_convergence.vcs import checkpoint, filehash, keptindex, snapshot, tree  # noqa: E402
+from goal_convergence.vcs import checkpoint, filehash, git, keptindex, snapshot, tree  # noqa: E402
 
 DIFF_FILES = 30
 # An honest change: a function that compares and returns, as real fixes do, with no forgery in it.
@@ -413,14 +413,19 @@ def bench(runs: int, rows: list[Row]) -> int:
     quiet_ok = report.pristine is None and not report.issues
     quiet_note = report.pristine_note
 
-    def fresh_process_inspect() -> float:
+    def fresh_process() -> None:
+        """What a new process has not read yet (the home's kept files it reads as a new process would)."""
         filehash._cache.clear()
         keptindex._known.clear()
-        syspath.shadowed_names.cache_clear()
+        git._opened.clear()
+        installed._known = installed._last = None
+
+    def fresh_process_inspect() -> float:
+        fresh_process()
         return stop_inspect()[0]
 
     def fresh_names() -> frozenset[str]:
-        syspath.shadowed_names.cache_clear()
+        fresh_process()
         return syspath.shadowed_names()
 
     cold_quiet = statistics.median(fresh_process_inspect() for _ in range(runs))
@@ -503,7 +508,7 @@ def bench(runs: int, rows: list[Row]) -> int:
     print(f"guard, green run, no check-defining file changed (a source module edited): inspect median "
           f"{ms(quiet)} over {quiet_runs} = {quiet / live:.4f} of the live run; pristine run: "
           f"{'no' if quiet_ok else 'YES'} ({quiet_note!r})")
-    print(f"  the same as a fresh process sees it (hash cache, kept-index entries and installed-module list empty): median "
+    print(f"  the same as a fresh process sees it (nothing read in the process yet): median "
           f"{ms(cold_quiet)} = {cold_quiet / live:.3f} of the live run; listing the {len(names):,} module names a "
           f"file must not shadow alone takes {ms(names_took)}")
     print(f"tripwires, green run, {len(edits)} product modules changed by {DIFF_BODY.count(chr(10))} lines each, "
