@@ -92,13 +92,21 @@ def unpriced_note(unpriced: dict[str, int]) -> str:
 
 def usage_counts(usage: dict[str, Any]) -> tuple[int, int, int, int, int]:
     """One call's tokens as (input, 5-minute cache writes, 1-hour cache writes, cache reads, output). A
-    cache-write total without the split counts as 5-minute writes."""
+    cache-write total without the split counts as 5-minute writes. ValueError or TypeError for a count that
+    is no number."""
     split = usage.get("cache_creation") or {}
-    w5m = int(split.get("ephemeral_5m_input_tokens") or 0)
-    w1h = int(split.get("ephemeral_1h_input_tokens") or 0)
-    total = int(usage.get("cache_creation_input_tokens") or 0)
-    return (int(usage.get("input_tokens") or 0), w5m + max(0, total - w5m - w1h), w1h,
-            int(usage.get("cache_read_input_tokens") or 0), int(usage.get("output_tokens") or 0))
+    w5m = _tokens(split.get("ephemeral_5m_input_tokens"))
+    w1h = _tokens(split.get("ephemeral_1h_input_tokens"))
+    total = _tokens(usage.get("cache_creation_input_tokens"))
+    return (_tokens(usage.get("input_tokens")), w5m + max(0, total - w5m - w1h), w1h,
+            _tokens(usage.get("cache_read_input_tokens")), _tokens(usage.get("output_tokens")))
+
+
+def _tokens(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except OverflowError:  # an infinite float (JSON's Infinity, or 1e999): a ValueError like NaN's
+        raise ValueError(f"{value!r} is not a token count") from None
 
 
 def usage_tokens(usage: dict[str, Any]) -> int:

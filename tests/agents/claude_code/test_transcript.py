@@ -69,6 +69,14 @@ def test_synthetic_messages_and_other_lines_cost_nothing(session):
     assert (r.dollars, r.tokens, r.model) == (0, 0, None)
 
 
+@pytest.mark.parametrize("count", ["Infinity", "-Infinity", "NaN", "1e999", '"many"'])
+def test_a_count_that_is_no_finite_number_bills_nothing_and_the_rest_is_read(session, count):
+    """Python's JSON reader takes Infinity, NaN and 1e999 as floats: no token count, and no crash."""
+    write(session, line("msg_1").replace('"input_tokens": 1000', f'"input_tokens": {count}'), line("msg_2"))
+    r = transcript.read(session, {}, final=True)
+    assert (r.dollars, r.tokens) == (pytest.approx(cost(1000, 100)), 1100)
+
+
 def test_a_partial_last_line_is_left_for_the_next_read(session):
     full = line("msg_1") + line("msg_2", out=5)
     write(session, full[:-30])
