@@ -102,12 +102,15 @@ class KeptIndex:
         self.path, self._sealed = path, sealed
         self._kept = path.with_name(path.name + _ENTRIES_NAME)
 
-    def _sig(self) -> tuple[int, int, int, int] | None:
+    def _stat(self) -> os.stat_result | None:
         try:
-            st = os.stat(self.path)
+            return os.stat(self.path)
         except OSError:
             return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def _sig(self, st: os.stat_result | None = None) -> tuple[int, int, int, int] | None:
+        st = st or self._stat()
+        return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def _mine(self) -> _Known | None:
         """What this process knows of the index, when nobody wrote it since."""
@@ -158,10 +161,11 @@ class KeptIndex:
             top, paths = hashed
             since = time.time() - RACY_SECONDS
             racy = {p for p in paths if recent(os.path.join(top, p), since)}
-        sig = self._sig()
-        if sig is not None and stat.S_IMODE(os.stat(self.path).st_mode) != 0o600:
+        st = self._stat()
+        if st is not None and stat.S_IMODE(st.st_mode) != 0o600:
             os.chmod(self.path, 0o600)  # git makes it as the umask says; the home's files are the user's alone
-            sig = self._sig()  # (a chmod moves the ctime)
+            st = self._stat()  # (a chmod moves the ctime)
+        sig = self._sig(st)
         if sig is None or before is not None and before.dumped and (before.sig, before.entries, before.racy) == \
                 (sig, entries, racy):
             return  # nothing git or this process changed since the entries were last kept

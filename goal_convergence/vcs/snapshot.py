@@ -14,9 +14,9 @@ changed.
 The kept index (keptindex.py) is sealed with the home's key; one whose seal does not match is thrown away
 and the whole tree hashed again, not seeded from the user's index, which the maker can write too. Its
 entries are kept beside it, sealed, so no process parses git's listing of it again; only the paths git
-hashed again are asked for, and a snapshot costs git's stat pass and walk, not a parse of every entry. Files hashed within the
-second of their last change are listed as racy, and the next snapshot compares their bytes with the
-index's blob ids.
+hashed again are asked for, and a snapshot costs git's stat pass and walk, not a parse of every entry.
+Files hashed within the second of their last change are listed as racy, and the next snapshot compares
+their bytes with the index's blob ids.
 
 Outside git (or in a repository that is not the project's) the folder is walked and each file's bytes
 hashed, cached by (size, mtime, ctime, inode) within the process and, in a session, between processes.
