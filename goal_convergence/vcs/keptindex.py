@@ -33,8 +33,9 @@ from ..system import seal
 from .filehash import RACY_SECONDS, open_regular, write_private
 
 _ENTRIES_NAME = ".entries"
-# `git ls-files -z` in this format (git 2.38 on): each entry's mode and id, then its path.
-FORMAT = "--format=%(objectmode)%(objectname)%x00%(path)"
+# `git ls-files -z` in this format (git 2.38 on): each entry's mode, its id and its path, each a field of its own.
+FORMAT = "--format=%(objectmode)%x00%(objectname)%x00%(path)"
+_REGULAR = frozenset({"100644", "100755"})  # the modes whose content id is the blob id alone
 # `git ls-files -s -z`, for an older git: "MODE OID STAGE\tPATH\0"
 _RECORD = re.compile(r"(\d{6}) ([0-9a-f]+) \d\t([^\0]*)\0")
 _lock = threading.Lock()
@@ -69,15 +70,15 @@ def parse(listing: bytes, formatted: bool) -> dict[str, str]:
     """``git ls-files -z`` output, in ``FORMAT`` or else ``-s``: path -> content id, its blob id (a link's marked
     "link:", a submodule's "dir")."""
     text = listing.decode("utf-8", "surrogateescape")
-    if formatted:  # split in C, one short step a file
+    if formatted:  # split in C; when every file is a regular one, no Python step a file
         parts = text.split("\0")
-        return dict(zip(parts[1::2], map(_content_id, parts[0:-1:2], parts[0:-1:2])))
-    return {path: _content_id(mode, mode + oid) for mode, oid, path in _RECORD.findall(text)}
+        modes, oids, paths = parts[0:-1:3], parts[1::3], parts[2::3]
+        return dict(zip(paths, oids if _REGULAR.issuperset(modes) else map(_content_id, modes, oids)))
+    return {path: _content_id(mode, oid) for mode, oid, path in _RECORD.findall(text)}
 
 
-def _content_id(mode: str, mode_and_oid: str) -> str:
-    return mode_and_oid[6:] if mode[:4] == "1006" or mode[:6] == "100755" else "dir" if mode[:6] == "160000" \
-        else "link:" + mode_and_oid[6:]
+def _content_id(mode: str, oid: str) -> str:
+    return oid if mode[:4] == "1006" or mode == "100755" else "dir" if mode == "160000" else "link:" + oid
 
 
 def blob_id(path: str, like: str) -> str | None:
@@ -118,13 +119,16 @@ class KeptIndex:
             known = _known.get(self.path)
         return known if known is not None and known.sig == self._sig() else None
 
-    def forged(self) -> bool:
-        """Whether the index is there but not as this home wrote it (its sealed entries do not vouch for it, or are
-        not there); if so it is removed, to be begun again."""
+    def forged(self) -> str | None:
+        """Why the index is there but not as this home wrote it (its sealed entries do not vouch for it, or are
+        not there), or None; if it is not, it is removed, to be begun again."""
         if not self._sealed or not self.path.is_file() or self._mine() is not None or self._load():
-            return False
+            return None
+        # An index kept by a version before the sealed entries has none: begun again once, not a forgery.
+        why = "its sealed entries do not vouch for it" if self._kept.exists() else \
+            "it has no sealed entries beside it (kept by an earlier version, or they were removed)"
         self.drop()
-        return True
+        return why
 
     def drop(self) -> None:
         """Remove the index and its entries (damaged, or not to be trusted): the next snapshot begins again."""

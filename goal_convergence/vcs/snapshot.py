@@ -177,18 +177,23 @@ class GitSnapshot(Snapshot):
         self._kept = keptindex.KeptIndex(state, sealed=self._scratch is None)
         forged = self._kept.forged()
         if forged:  # begun again from nothing: every file hashed by its bytes
-            log_error("tree", f"{state} was not as this home wrote it: the whole tree is hashed again")
+            log_error("tree", f"{state}: {forged}: the whole tree is hashed again")
         seeded = None if state.is_file() or forged else self._seed()
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
-        calls = [lambda: self._git("diff-files", "-z", "--name-only", "--no-renames"),
-                 lambda: self._git("ls-files", "-z", "--others", "--exclude-standard")]
-        changed, others, *ignored = git.at_once(*calls, *([self._ignored] if pinned else []))
-        if ignored:
-            self.__dict__["ignored"] = ignored[0]  # the cached_property, filled
+        calls = {"changed": lambda: self._git("diff-files", "-z", "--name-only", "--no-renames"),
+                 "others": lambda: self._git("ls-files", "-z", "--others", "--exclude-standard")}
+        if pinned:
+            calls["ignored"] = self._ignored
+        if seeded is not None:  # a copy of the user's index, not read yet: listed beside the passes, which do not
+            calls["listed"] = lambda: self._kept.entries(self._list)  # write it (then only what they find, again)
+        found = dict(zip(calls, git.at_once(*calls.values())))
+        changed, others = found["changed"], found["others"]
+        if pinned:
+            self.__dict__["ignored"] = found["ignored"]  # the cached_property, filled
         self._dirty = {os.fsdecode(p) for p in changed.split(b"\0") if p}
         self._new = {os.fsdecode(p) for p in others.split(b"\0") if p}
         self._recheck = self._kept.racy()
-        self._top: dict[str, str] | None = None  # the index's entries, by path from the top, once read
+        self._top: dict[str, str] | None = found.get("listed")  # the index's entries, by path from the top, once read
         if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
             # The user's index was written moments ago: the files it recorded within that second are not vouched
             # for (a same-size rewrite in the same second, the mtime set back, keeps their stat data to the second).

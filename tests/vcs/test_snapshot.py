@@ -202,12 +202,25 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
     forge(with_key=False)
     truth, calls = next_process()
     assert truth == found and any(c.startswith("add -A") for c in calls), calls  # begun again, hashed by git
+    assert _logged().endswith("its sealed entries do not vouch for it: the whole tree is hashed again")
     # The index written again since, with the same bytes: its stat data moved, so its sealed entries do not vouch.
     index = state.read_bytes()
     state.unlink()
     state.write_bytes(index)
     truth, calls = next_process()
     assert truth == found and any(c.startswith("add -A") for c in calls), calls
+    # An index kept by a version before the sealed entries has none: begun again, and the log says so, not forgery.
+    kept.unlink()
+    truth, calls = next_process()
+    assert truth == found and any(c.startswith("add -A") for c in calls), calls
+    assert "it has no sealed entries beside it (kept by an earlier version" in _logged()
+
+
+def _logged() -> str:
+    """The last line of the home's log."""
+    from goal_convergence.system.log import log_path
+
+    return log_path().read_text(encoding="utf-8").rstrip().splitlines()[-1]
 
 
 def test_a_repository_config_cannot_turn_off_the_stat_checks_the_kept_index_leans_on(git_repo, tmp_path):
@@ -302,21 +315,27 @@ def test_the_index_listing_reads_the_same_in_either_form_and_with_a_git_before_2
     folder."""
     from goal_convergence.vcs import keptindex
 
+    def listed() -> dict[bool, dict[str, str]]:
+        return {form: keptindex.parse(subprocess.run(["git", "ls-files", "-z", *args], cwd=git_repo, check=True,
+                                                     capture_output=True).stdout, formatted=form)
+                for form, args in ((True, [keptindex.FORMAT]), (False, ["-s"]))}
+
     (git_repo / "run.sh").write_text("echo\n")
     (git_repo / "run.sh").chmod(0o755)
     (git_repo / "tab\tand\nnewline é.py").write_text("x = 1\n")
+    git(git_repo, "add", "-A")
+    regular = listed()  # regular files only: the ids taken whole, no step a file
+    assert regular[True] == regular[False] and len(regular[True]["run.sh"]) == 40
     os.symlink("run.sh", git_repo / "link")
     inner = git_repo / "inner"
     inner.mkdir()
     git(inner, "init", "-q")
     git(inner, "commit", "-q", "--allow-empty", "-m", "inner")
     git(git_repo, "add", "-A")
-    listed = {form: keptindex.parse(subprocess.run(["git", "ls-files", "-z", *args], cwd=git_repo, check=True,
-                                                   capture_output=True).stdout, formatted=form)
-              for form, args in ((True, [keptindex.FORMAT]), (False, ["-s"]))}
-    assert listed[True] == listed[False]
-    assert listed[True]["link"].startswith("link:") and listed[True]["inner"] == "dir"
-    assert len(listed[True]["run.sh"]) == 40 and "tab\tand\nnewline é.py" in listed[True]
+    found = listed()
+    assert found[True] == found[False]
+    assert found[True]["link"].startswith("link:") and found[True]["inner"] == "dir"
+    assert len(found[True]["run.sh"]) == 40 and "tab\tand\nnewline é.py" in found[True]
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "git").write_text(f'#!/bin/sh\nfor a; do case "$a" in --format=*) echo "error: unknown option" >&2; '
@@ -324,5 +343,5 @@ def test_the_index_listing_reads_the_same_in_either_form_and_with_a_git_before_2
     (fake / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(snapshot, "_OLD_GIT", False)
-    assert snapshot.take(git_repo).ids == {**listed[True]}
+    assert snapshot.take(git_repo).ids == {**found[True]}
     assert snapshot._OLD_GIT
