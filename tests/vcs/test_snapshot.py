@@ -125,6 +125,9 @@ def _git_commands(trace) -> list[str]:
     return found
 
 
+_HASHING = ("add", "update-index")  # the git commands that hash files into the index
+
+
 def _listing(command: str) -> str | None:
     """Of a listing of the index's entries (as keptindex.FORMAT asks for them), the paths named ("all": none)."""
     if not command.startswith("ls-files -z") or "--format" not in command:
@@ -143,7 +146,7 @@ def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_re
         git(git_repo, "config", "--global", "trace2.normalTarget", str(trace))  # git's own record of each call
         assert tree.tree_fingerprint(git_repo) == first
         calls = _git_commands(trace)
-        assert not [c for c in calls if _listing(c) or c.startswith("add")], calls  # bytes compared here
+        assert not [c for c in calls if _listing(c) or c.startswith(_HASHING)], calls  # bytes compared here
         (git_repo / "m3.py").write_text("x = 33\n")
         changed = tree.tree_fingerprint(git_repo)
         calls = _git_commands(trace)
@@ -182,7 +185,7 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
             git(git_repo, "config", "--global", "--unset", "trace2.normalTarget")
 
     found, calls = next_process()
-    assert found == first and not [c for c in calls if _listing(c) or c.startswith("add")], calls
+    assert found == first and not [c for c in calls if _listing(c) or c.startswith(_HASHING)], calls
     (git_repo / "m3.py").write_text("x = 33\n")
     time.sleep(RACY_WAIT)
     found, calls = next_process()
@@ -201,18 +204,18 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
     assert next_process()[0] == first  # what the sealed entries say is what is read
     forge(with_key=False)
     truth, calls = next_process()
-    assert truth == found and any(c.startswith("add -A") for c in calls), calls  # begun again, hashed by git
+    assert truth == found and any(c.startswith(_HASHING) for c in calls), calls  # begun again, hashed by git
     assert _logged().endswith("its sealed entries do not vouch for it: the whole tree is hashed again")
     # The index written again since, with the same bytes: its stat data moved, so its sealed entries do not vouch.
     index = state.read_bytes()
     state.unlink()
     state.write_bytes(index)
     truth, calls = next_process()
-    assert truth == found and any(c.startswith("add -A") for c in calls), calls
+    assert truth == found and any(c.startswith(_HASHING) for c in calls), calls
     # An index kept by a version before the sealed entries has none: begun again, and the log says so, not forgery.
     kept.unlink()
     truth, calls = next_process()
-    assert truth == found and any(c.startswith("add -A") for c in calls), calls
+    assert truth == found and any(c.startswith(_HASHING) for c in calls), calls
     assert "it has no sealed entries beside it (kept by an earlier version" in _logged()
 
 
@@ -345,3 +348,34 @@ def test_the_index_listing_reads_the_same_in_either_form_and_with_a_git_before_2
     monkeypatch.setattr(snapshot, "_OLD_GIT", False)
     assert snapshot.take(git_repo).ids == {**found[True]}
     assert snapshot._OLD_GIT
+
+
+def test_files_turned_into_folders_and_links_are_taken_as_git_add_takes_them(git_repo, tmp_path):
+    """The changed files are hashed into the goal's index one by one (`git update-index`): a file that became a
+    folder, a folder that became a file, and a file that became a link give the ids `git add -A` gives."""
+    from goal_convergence.vcs import keptindex
+
+    def as_git_adds_them() -> dict[str, str]:
+        env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "fresh-index")}
+        subprocess.run(["git", "add", "-A"], cwd=git_repo, env=env, check=True)
+        return keptindex.parse(subprocess.run(["git", "ls-files", "-z", keptindex.FORMAT], cwd=git_repo, env=env,
+                                              check=True, capture_output=True).stdout, formatted=True)
+
+    (git_repo / "d").mkdir()
+    (git_repo / "d" / "x.py").write_text("x = 1\n")
+    (git_repo / "a.py").write_text("a = 1\n")
+    (git_repo / "b.py").write_text("b = 1\n")
+    state = tmp_path / "home" / "indexes" / "goal-t"
+    with snapshot.session(git_repo, state):
+        assert snapshot.take(git_repo).ids == as_git_adds_them()
+    (git_repo / "a.py").unlink()
+    (git_repo / "a.py").mkdir()
+    (git_repo / "a.py" / "inner.py").write_text("inner = 1\n")
+    shutil.rmtree(git_repo / "d")
+    (git_repo / "d").write_text("now a file\n")
+    (git_repo / "b.py").unlink()
+    os.symlink("a.py", git_repo / "b.py")
+    with snapshot.session(git_repo, state):
+        taken = snapshot.take(git_repo)
+        assert taken.ids == as_git_adds_them() and not taken.off
+    assert "a.py/inner.py" in taken.ids and taken.ids["b.py"].startswith("link:") and "d/x.py" not in taken.ids
