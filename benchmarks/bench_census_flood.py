@@ -114,7 +114,8 @@ def main(argv: list[str]) -> int:
     return report([
         Row(f"the condition runner reading {what}", f"{ours['seconds']:.2f} s ({ours['census']})",
             f"plain Python pipe reader: {plain['seconds']:.2f} s (the same, taking each line's test name and "
-            f"nothing else: {floor['seconds'] / plain['seconds']:.1f}×)", "≤ 3× the plain reader", ratio <= 3, ratio),
+            f"nothing else: {floor['seconds'] / plain['seconds']:.1f}×)", "≤ 3× the plain reader", ratio <= 3,
+            ratio),
         Row(f"peak RSS reading it and comparing it with the start ({what})", f"{ours['rss_mb']:.0f} MB",
             f"plain reader: {plain['rss_mb']:.0f} MB", "≤ 100 MB", ours["rss_mb"] <= 100),
         Row(f"start tests named missing ({what}; one left out, past the ids kept by name)",
