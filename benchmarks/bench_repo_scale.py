@@ -1,6 +1,6 @@
 """What an iteration and `goal new` cost as the repository grows, beside git's own work on the same tree.
 
-    python benchmarks/bench_repo_scale.py [--runs 3] [--quick] [--json]
+    python benchmarks/bench_repo_scale.py [--runs 5] [--quick] [--json]
 
 Generates, once, in a temp folder, committed git repositories of 10, 50,000 and 200,000 small Python
 files (``--quick``: 10 and 20,000), a test file every 50, and an ignored build/ folder. On each:
@@ -91,7 +91,7 @@ def measure(big: Path, small: Path, env: dict[str, str], runs: int) -> tuple[dic
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
