@@ -121,7 +121,7 @@ class KeptIndex:
 
     def forged(self) -> str | None:
         """Why the index is there but not as this home wrote it (its sealed entries do not vouch for it, or are
-        not there), or None; if it is not, it is removed, to be begun again."""
+        not there), then removed, to be begun again; None when it is as written, or not there."""
         if not self._sealed or not self.path.is_file() or self._mine() is not None or self._load():
             return None
         # An index kept by a version before the sealed entries has none: begun again once, not a forgery.
