@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..system import pathscan
 from ..system.log import log_error
 from . import filehash, git, snapshot
 from .snapshot import SKIP_DIRS
@@ -77,23 +78,15 @@ def tree_fingerprint(root: Path) -> str:
     content id is git's blob id in git (the snapshot's index), a sha256 of the bytes outside it."""
     ids = snapshot.take(Path(root)).ids
     keys = sorted(ids)  # in git's order already, but for the few added: a sort that finds the run is quick
-    joined = "\0".join(keys)
-    caches = {rel for rel in _holding(joined, _CACHE_HINT) if _CACHE.search(rel)}
+    paths = pathscan.Paths(keys)
+    caches = set(paths.picked(paths.holding(_CACHE_HINT), _CACHE.search))
     if caches:
         keys = [rel for rel in keys if rel not in caches]
-        joined = "\0".join(keys)
+        paths = pathscan.Paths(keys)
     # The paths, then their ids: no path is empty or holds NUL, so the two NULs between them mark the one place
-    text = joined + "\0\0" + "\0".join(map(ids.__getitem__, keys))
+    # (the paths' text ends with the first).
+    text = paths.text[1:] + "\0" + "\0".join(map(ids.__getitem__, keys))
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _holding(joined: str, hint: re.Pattern[str]) -> set[str]:
-    """The paths (``joined`` by NUL, which no path holds) in which ``hint`` finds something."""
-    found = set()
-    for match in hint.finditer(joined):
-        end = joined.find("\0", match.end())
-        found.add(joined[joined.rfind("\0", 0, match.start()) + 1:end if end >= 0 else len(joined)])
-    return found
 
 
 def changed_since(root: Path, since_ns: int, before: Iterable[str] = ()) -> list[str]:
