@@ -32,8 +32,9 @@ def watch(root: Path) -> Callable[[], list[str]]:
     """Note the tree as the checks begin. The function returned names the project files written, added or
     deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
     began, before = time.time_ns(), snapshot.take(root)
-    # Hashed now, the snapshot's index holds the tree as the checks begin: what moves from here shows.
-    there = before.ids  # by path: read, never changed
+    # Listed, not hashed: the snapshot as the checks end hashes all that moved since the one before (the maker's
+    # edits and whatever the checks wrote) at once, and of those, the ctimes tell which moved after they began.
+    there = before.listed
 
     def moved() -> list[str]:
         return [rel for rel in tree.changed_since(root, began, there)

@@ -31,7 +31,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set as AbstractSet
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -135,6 +135,11 @@ class Snapshot:
             rel = os.path.relpath(folder, self.root)
             found.extend(n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names)
         return sorted(found)
+
+    @cached_property
+    def listed(self) -> AbstractSet[str]:
+        """The files of ``files``, in no order and not hashed: what is here, for the cost of listing it."""
+        return frozenset(self.files)
 
     @cached_property
     def changed(self) -> set[str] | None:
@@ -247,11 +252,16 @@ class GitSnapshot(Snapshot):
     def files(self) -> list[str]:
         if self._hashed:
             return sorted(self.ids)
-        entries = self._entries()
-        new = {rel for p in self._new if (rel := self._mine(p))} - entries.keys()
+        listed = self.listed
+        assert isinstance(listed, _Listed)
+        return sorted([*listed.kept(), *sorted(listed.new)])  # two sorted runs (git's order, the new ones): quick
+
+    @cached_property
+    def listed(self) -> AbstractSet[str]:
+        if self._hashed:
+            return self.ids.keys()
         gone = {rel for p in self._dirty if (rel := self._mine(p)) and not os.path.lexists(self.root / rel)}
-        kept = [rel for rel in entries if rel not in gone] if gone else list(entries)
-        return sorted(kept + sorted(new - gone))  # two sorted runs (git's order, the new ones): a quick merge
+        return _Listed(self._entries(), {rel for p in self._new if (rel := self._mine(p))} - gone, gone)
 
     @cached_property
     def changed(self) -> set[str] | None:
@@ -385,6 +395,26 @@ class GitSnapshot(Snapshot):
         written = self._git("write-tree").decode().strip()
         self._kept.wrote(entries)  # write-tree keeps its cache of trees in the index, its entries as they were
         return written
+
+
+class _Listed(AbstractSet[str]):
+    """The files of an index not yet brought up to the tree: its entries but those gone, and the new files."""
+
+    def __init__(self, entries: Mapping[str, str], new: set[str], gone: set[str]) -> None:
+        self._entries, self.new, self._gone = entries, new - entries.keys(), gone & entries.keys()
+
+    def kept(self) -> list[str]:
+        """The index's files still here, in its order."""
+        return [rel for rel in self._entries if rel not in self._gone] if self._gone else list(self._entries)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.new or rel in self._entries and rel not in self._gone
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.kept(), *self.new])
+
+    def __len__(self) -> int:
+        return len(self._entries) - len(self._gone) + len(self.new)
 
 
 def _size(path: Path) -> int:

@@ -16,6 +16,7 @@ import pytest
 from goal_convergence.goals import creation, specs
 from goal_convergence.guard import delivered
 from goal_convergence.loop import engine, makers, runner
+from goal_convergence.vcs import snapshot
 from tests.conftest import git
 
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -165,3 +166,19 @@ def test_the_files_written_added_or_deleted_while_the_checks_ran_are_named(proje
     (project / "report.xml").write_text("<testsuites/>")  # a report a test wrote: not code
     (project / "planted.py").write_text("x = 2\n")  # code that appeared while the checks ran
     assert moved() == ["calc.py", "gone.py", "planted.py"]
+
+
+def test_in_a_goals_session_the_watch_begins_without_writing_its_index(project, tmp_path):
+    state = tmp_path / "home" / "indexes" / "goal-w"
+    with snapshot.session(project, state):
+        snapshot.take(project).ids  # noqa: B018 - the goal's index, as the iteration before left it
+        kept = state.stat()
+        (project / "calc.py").write_text(FIXED)  # the maker's edits, before the checks
+        (project / "notes.txt").write_text("not code")
+        moved = delivered.watch(project)
+        assert state.stat().st_ctime_ns == kept.st_ctime_ns  # listed, not hashed: git wrote nothing yet
+        assert moved() == []  # hashed as the checks end, the maker's edits are not taken for the checks'
+        (project / "notes.txt").write_text("rewritten by a check")
+        (project / "tests" / "test_calc.py").unlink()
+        assert moved() == ["notes.txt", "tests/test_calc.py"]
+        assert state.stat().st_ctime_ns != kept.st_ctime_ns
