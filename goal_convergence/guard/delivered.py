@@ -16,6 +16,7 @@ A test that rewrites a file that was there before moves the tree as well; ignori
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,12 +27,30 @@ from . import protect
 from .scratch import LEFT_OUT, LINKED
 
 LISTED = 10
+# Linux stamps a write's ctime from its coarse clock (before multigrain timestamps, 6.13), which lags the precise
+# one by up to a tick: a write just after time.time_ns() could bear an earlier ctime. CLOCK_REALTIME_COARSE, which
+# the time module does not name.
+_COARSE = 5 if sys.platform.startswith("linux") else None
+_TICK = 0.02  # seconds: the longest wait for it (a tick is 1 to 10 ms)
+
+
+def began_ns() -> int:
+    """Now, once the kernel's coarse clock has caught up with it: a write before bears an earlier ctime, a write
+    after a ctime at or after it, whichever clock stamps it."""
+    began = time.time_ns()
+    deadline = time.monotonic() + _TICK
+    try:
+        while _COARSE is not None and time.clock_gettime_ns(_COARSE) < began and time.monotonic() < deadline:
+            time.sleep(0.0005)
+    except OSError:
+        pass  # no such clock here: the precise one is the kernel's
+    return began
 
 
 def watch(root: Path) -> Callable[[], list[str]]:
     """Note the tree as the checks begin. The function returned names the project files written, added or
     deleted since, build output left out (scratch.LEFT_OUT: the pristine copy leaves it out too)."""
-    began, before = time.time_ns(), snapshot.take(root)
+    began, before = began_ns(), snapshot.take(root)
     # Listed, not hashed: the snapshot as the checks end hashes all that moved since the one before (the maker's
     # edits and whatever the checks wrote) at once, and of those, the ctimes tell which moved after they began.
     there = before.listed

@@ -182,3 +182,20 @@ def test_in_a_goals_session_the_watch_begins_without_writing_its_index(project, 
         (project / "tests" / "test_calc.py").unlink()
         assert moved() == ["notes.txt", "tests/test_calc.py"]
         assert state.stat().st_ctime_ns != kept.st_ctime_ns
+
+
+def test_a_file_written_the_moment_the_watch_begins_is_named(project):
+    # On a kernel that stamps ctimes from its coarse clock, a write within a tick of the precise time the watch
+    # began would bear an earlier ctime; each of these is written right away.
+    for n in range(50):
+        moved = delivered.watch(project)
+        (project / "calc.py").write_text(f"{BROKEN}# {n}\n")
+        assert moved() == ["calc.py"]
+
+
+def test_the_watch_begins_after_every_write_before_it_and_before_every_write_after_it(tmp_path):
+    for _ in range(100):
+        (tmp_path / "before").write_text("x")
+        began = delivered.began_ns()
+        (tmp_path / "after").write_text("x")
+        assert (tmp_path / "before").stat().st_ctime_ns < began <= (tmp_path / "after").stat().st_ctime_ns
