@@ -96,6 +96,11 @@ def blob_id(path: str, like: str) -> str | None:
         return None
 
 
+def differs(path: Path, oid: str | None) -> bool:
+    """Whether a file's bytes are not the blob ``oid`` (a link, or a file a filter would change, differs)."""
+    return oid is None or oid.startswith(("link:", "dir")) or blob_id(str(path), oid) != oid
+
+
 class KeptIndex:
     """The index file at ``path`` and (when ``sealed``) its entries and racy list, sealed, beside it."""
 

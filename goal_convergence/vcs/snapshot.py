@@ -42,6 +42,7 @@ from ..system.log import log_error
 from . import filehash, git, keptindex
 from .filehash import RACY_SECONDS, content_hash
 from .keptindex import forget, state_path
+from .listing import Listed
 
 __all__ = ["forget", "state_path"]
 
@@ -129,17 +130,17 @@ class Snapshot:
     @cached_property
     def files(self) -> list[str]:
         """The project's files, relative and sorted: in git, tracked and untracked ones git does not ignore."""
-        found = []
-        for folder, dirs, names in os.walk(self.root):
-            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
-            rel = os.path.relpath(folder, self.root)
-            found.extend(n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names)
-        return sorted(found)
+        return sorted(self.listed)  # in git, its order but for the new files: a sort that finds the run is quick
 
     @cached_property
     def listed(self) -> AbstractSet[str]:
-        """The files of ``files``, in no order and not hashed: what is here, for the cost of listing it."""
-        return frozenset(self.files)
+        """The files, in no order and not hashed: what is here, for the cost of listing it."""
+        found = set()
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            rel = os.path.relpath(folder, self.root)
+            found.update(n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names)
+        return found
 
     @cached_property
     def changed(self) -> set[str] | None:
@@ -249,19 +250,11 @@ class GitSnapshot(Snapshot):
         return top_rel[len(self._prefix):].rstrip("/")
 
     @cached_property
-    def files(self) -> list[str]:
-        if self._hashed:
-            return sorted(self.ids)
-        listed = self.listed
-        assert isinstance(listed, _Listed)
-        return sorted([*listed.kept(), *sorted(listed.new)])  # two sorted runs (git's order, the new ones): quick
-
-    @cached_property
     def listed(self) -> AbstractSet[str]:
         if self._hashed:
             return self.ids.keys()
         gone = {rel for p in self._dirty if (rel := self._mine(p)) and not os.path.lexists(self.root / rel)}
-        return _Listed(self._entries(), {rel for p in self._new if (rel := self._mine(p))} - gone, gone)
+        return Listed(self._entries(), {rel for p in self._new if (rel := self._mine(p))} - gone, gone)
 
     @cached_property
     def changed(self) -> set[str] | None:
@@ -321,7 +314,8 @@ class GitSnapshot(Snapshot):
             entries = self._after(known or {}, paths, whole)
             # A file rewritten within the second git recorded it keeps its stat data: its bytes tell.
             again = [p for p in sorted(self._recheck - set(paths)) if os.path.lexists(self.repo.top / p)]
-            moved = again if len(again) > _NAMED else [p for p in again if _differs(self.repo.top / p, entries.get(p))]
+            moved = again if len(again) > _NAMED else \
+                [p for p in again if keptindex.differs(self.repo.top / p, entries.get(p))]
             if len(moved) > _NAMED:  # a whole checkout written moments ago: every file, not each named
                 self._git("add", "--renormalize", "--", ".")
             elif moved and not self._add("--renormalize", moved):
@@ -397,34 +391,9 @@ class GitSnapshot(Snapshot):
         return written
 
 
-class _Listed(AbstractSet[str]):
-    """The files of an index not yet brought up to the tree: its entries but those gone, and the new files."""
-
-    def __init__(self, entries: Mapping[str, str], new: set[str], gone: set[str]) -> None:
-        self._entries, self.new, self._gone = entries, new - entries.keys(), gone & entries.keys()
-
-    def kept(self) -> list[str]:
-        """The index's files still here, in its order."""
-        return [rel for rel in self._entries if rel not in self._gone] if self._gone else list(self._entries)
-
-    def __contains__(self, rel: object) -> bool:
-        return rel in self.new or rel in self._entries and rel not in self._gone
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*self.kept(), *self.new])
-
-    def __len__(self) -> int:
-        return len(self._entries) - len(self._gone) + len(self.new)
-
-
 def _size(path: Path) -> int:
     try:
         st = os.lstat(path)
     except OSError:
         return 0  # deleted: nothing to store
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
-
-
-def _differs(path: Path, oid: str | None) -> bool:
-    """Whether a file's bytes are not the blob ``oid`` (a link, or a file a filter would change, differs)."""
-    return oid is None or oid.startswith(("link:", "dir")) or keptindex.blob_id(str(path), oid) != oid
