@@ -9,6 +9,10 @@ the index moves its ctime, which no user can set back: so while its stat data is
 the index is as this home wrote it and holds those entries, and a new process reads them instead of
 parsing git's listing of the index. An index the entries do not vouch for is thrown away.
 
+The entries of a big tree take megabytes, and an iteration changes a few: so they are kept as a base, dumped
+whole now and then (``.base-`` and its digest, which the sealed file names), and the paths changed since, which
+are all the sealed file holds. A write costs what changed, and reading costs what it did.
+
 git keeps timestamps to the second: a file rewritten within the second its entry was recorded, with its
 size kept and its mtime set back, would look unchanged. So the files whose ctime was that recent when
 they were hashed are listed as racy (in the sealed entries), and the next snapshot compares their bytes
@@ -32,7 +36,9 @@ from pathlib import Path
 from ..system import seal
 from .filehash import RACY_SECONDS, open_regular, write_private
 
-_ENTRIES_NAME = ".entries"
+_ENTRIES_NAME, _BASE_NAME = ".entries", ".base-"
+_UNVOUCHED = "its sealed entries do not vouch for it"
+_MAX_CHANGES = 2000  # paths changed since the base: past this many (and a tenth of it), the base is dumped again
 # `git ls-files -z` in this format (git 2.38 on): each entry's mode, its id and its path, each a field of its own.
 FORMAT = "--format=%(objectmode)%x00%(objectname)%x00%(path)"
 _REGULAR = frozenset({"100644", "100755"})  # the modes whose content id is the blob id alone
@@ -48,7 +54,10 @@ class _Known:
     sig: tuple[int, int, int, int]
     entries: dict[str, str]
     racy: set[str]
-    dumped: bytes = b""  # the entries as the entries file holds them, when this process wrote or read it
+    base: tuple[str, int] | None = None  # the sha256 and size of the base the entries file names, when this
+    # process wrote or read it
+    changes: dict[str, str | None] | None = None  # the entries since that base (None: a path gone)
+    size: int = 0  # how many entries the base holds
 
 
 _known: dict[Path, _Known] = {}
@@ -127,12 +136,11 @@ class KeptIndex:
     def forged(self) -> str | None:
         """Why the index is there but not as this home wrote it (its sealed entries do not vouch for it, or are
         not there), then removed, to be begun again; None when it is as written, or not there."""
-        if not self._sealed or not self.path.is_file() or self._mine() is not None or self._load():
+        if not self._sealed or not self.path.is_file() or self._mine() is not None:
             return None
-        # An index kept by a version before the sealed entries has none: begun again once, not a forgery.
-        why = "its sealed entries do not vouch for it" if self._kept.exists() else \
-            "it has no sealed entries beside it (kept by an earlier version, or they were removed)"
-        self.drop()
+        why = self._load()
+        if why is not None:
+            self.drop()
         return why
 
     def drop(self) -> None:
@@ -141,6 +149,7 @@ class KeptIndex:
             _known.pop(self.path, None)
         self.path.unlink(missing_ok=True)
         self._kept.unlink(missing_ok=True)
+        self._drop_bases()
 
     def entries(self, listing: Callable[[], dict[str, str]] | None) -> dict[str, str] | None:
         """The index's entries as this process last saw them, else ``listing()`` (git's, parsed) remembered; None
@@ -157,10 +166,13 @@ class KeptIndex:
                 _known[self.path] = _Known(sig, entries, set())
         return entries
 
-    def wrote(self, entries: dict[str, str], hashed: tuple[Path, Iterable[str]] | None = None) -> None:
+    def wrote(self, entries: dict[str, str], hashed: tuple[Path, Iterable[str]] | None = None,
+              changed: tuple[dict[str, str], Iterable[str]] | None = None) -> None:
         """git wrote the index and ``entries`` are what it now holds: remember both, and keep the entries sealed
         beside it. ``hashed``: the work tree's top and the files just hashed, of which those changed within
-        RACY_SECONDS are listed as racy (None: the list stays as it was)."""
+        RACY_SECONDS are listed as racy (None: the list stays as it was). ``changed``: (entries before, the only
+        paths whose entries may differ from them), so that only those are kept when this process kept the
+        entries before."""
         if not self._sealed:  # a throw-away index is not remembered
             return
         with _lock:
@@ -175,38 +187,80 @@ class KeptIndex:
             os.chmod(self.path, 0o600)  # git makes it as the umask says; the home's files are the user's alone
             st = self._stat()  # (a chmod moves the ctime)
         sig = self._sig(st)
-        if sig is None or before is not None and before.dumped and (before.sig, before.entries, before.racy) == \
+        if sig is None or before is not None and before.base and (before.sig, before.entries, before.racy) == \
                 (sig, entries, racy):
             return  # nothing git or this process changed since the entries were last kept
-        # The same entries (write-tree changes only the index's cache of trees) are not dumped again.
-        dumped = before.dumped if before is not None and before.entries is entries and before.dumped else \
-            marshal.dumps(entries)
+        known = _Known(sig, entries, racy)
+        since, paths = changed or (None, ())
+        if before is not None and before.base and before.changes is not None and \
+                (before.entries is entries or before.entries is since):
+            known.base, known.size, known.changes = before.base, before.size, dict(before.changes)
+            if before.entries is not entries:
+                known.changes.update((path, entries.get(path)) for path in paths)
+        if known.changes is None or len(known.changes) > max(_MAX_CHANGES, known.size // 10):
+            dumped = marshal.dumps(entries)
+            known.base, known.size, known.changes = (hashlib.sha256(dumped).hexdigest(), len(dumped)), len(entries), {}
+            write_private(self._base(known.base[0]), dumped)
+        assert known.base is not None
         with _lock:
-            _known[self.path] = _Known(sig, entries, racy, dumped)
-        head = json.dumps([list(sig), sorted(racy)]).encode("utf-8", "surrogateescape")
-        write_private(self._kept, self._seal(head, dumped).encode("ascii") + b"\n" + head + b"\n" + dumped)
+            _known[self.path] = known
+        head = json.dumps([list(sig), sorted(racy), *known.base]).encode("utf-8", "surrogateescape")
+        changes = marshal.dumps(known.changes)
+        write_private(self._kept, self._seal(head, changes).encode("ascii") + b"\n" + head + b"\n" + changes)
+        if before is None or before.base != known.base:
+            self._drop_bases(but=known.base[0])
 
-    def _seal(self, head: bytes, dumped: bytes) -> str:
-        return seal.mac_of_bytes(self.path.parent.parent, f"indexes/{self._kept.name}", head, dumped)
+    def _base(self, digest: str) -> Path:
+        return self.path.with_name(f"{self.path.name}{_BASE_NAME}{digest[:16]}")
 
-    def _load(self) -> bool:
-        """Take the kept entries (as ``wrote`` left them) when the index's stat data is still as they say; whether
-        it is. The seal binds that stat data, which any write moves (the ctime), so the index is as this home
-        wrote it."""
+    def _drop_bases(self, but: str = "") -> None:
+        """Remove the bases this index no longer names (all but ``but``'s)."""
+        keep = self._base(but).name if but else None
+        for old in self.path.parent.glob(f"{self.path.name}{_BASE_NAME}*"):
+            if old.name != keep:
+                old.unlink(missing_ok=True)
+
+    def _seal(self, head: bytes, changes: bytes) -> str:
+        return seal.mac_of_bytes(self.path.parent.parent, f"indexes/{self._kept.name}", head, changes)
+
+    def _load(self) -> str | None:
+        """Take the kept entries (as ``wrote`` left them) when the index's stat data is still as they say; None
+        when it is, else why not. The seal binds that stat data, which any write moves (the ctime), so the index
+        is as this home wrote it; and it binds the base's digest, so the base is as this home dumped it."""
         try:
             with open(self._kept, "rb") as fh:
                 mac, head, dumped = fh.read().split(b"\n", 2)
-            sig, racy = json.loads(head)
-            if tuple(sig) != self._sig() or mac.decode("ascii") != self._seal(head, dumped):
-                return False
-            entries = marshal.loads(dumped)  # sealed by this home: what wrote() dumped
+        except FileNotFoundError:  # an index kept by a version before the sealed entries: begun again once
+            return "it has no sealed entries beside it (kept by an earlier version, or they were removed)"
+        except (OSError, ValueError):
+            return _UNVOUCHED
+        try:
+            if mac.decode("ascii") != self._seal(head, dumped):
+                return _UNVOUCHED
+            if len(found := json.loads(head)) == 2:  # sealed whole, by a version before the base
+                return "its sealed entries were kept by an earlier version"
+            sig, racy, base, size = found
+            if tuple(sig) != self._sig():
+                return _UNVOUCHED
+            with open_regular(str(self._base(base)), follow=False) as fh:
+                whole = fh.read(size + 1)
+            if len(whole) != size or hashlib.sha256(whole).hexdigest() != base:
+                return _UNVOUCHED
+            # sealed by this home, or bound to the seal by its digest: what wrote() dumped
+            entries, changes = marshal.loads(whole), marshal.loads(dumped)
         except (OSError, ValueError, TypeError, EOFError):
-            return False
-        if not isinstance(entries, dict):
-            return False
+            return _UNVOUCHED
+        if not isinstance(entries, dict) or not isinstance(changes, dict):
+            return _UNVOUCHED
+        count = len(entries)
+        for path, oid in changes.items():
+            if oid is None:
+                entries.pop(path, None)
+            else:
+                entries[path] = oid
         with _lock:
-            _known[self.path] = _Known(tuple(sig), entries, set(racy), dumped)
-        return True
+            _known[self.path] = _Known(tuple(sig), entries, set(racy), (base, size), changes, count)
+        return None
 
     def racy(self) -> set[str]:
         """The files (from the top) hashed within RACY_SECONDS of their last change, as this process knows them."""

@@ -326,7 +326,8 @@ class GitSnapshot(Snapshot):
             self._kept.stale_lock()
             self.off = f"the snapshot could not be written: {exc}"
             return
-        self._kept.wrote(self._top, (self.repo.top, [*paths, *again]))
+        named = known is not None and not whole and len(moved) <= _NAMED  # else every entry was listed again
+        self._kept.wrote(self._top, (self.repo.top, [*paths, *again]), (known, [*paths, *moved]) if named else None)
 
     def _after(self, entries: dict[str, str], paths: list[str], whole: bool) -> dict[str, str]:
         """The index's entries once git hashed ``paths`` (every file, when ``whole``): those asked again."""

@@ -155,9 +155,11 @@ def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_re
 
 
 def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for_that_index(git_repo, tmp_path):
-    """The next process takes the index's entries from the sealed file beside it, not from git's listing. Entries
-    sealed without the home's key, or an index written since (the same bytes copied back), are not trusted: the
+    """The next process takes the index's entries from the sealed file beside it (the changes since a base that
+    file names by its digest), not from git's listing. Entries sealed without the home's key, a base whose bytes
+    are not those of its digest, or an index written since (the same bytes copied back), are not trusted: the
     index is begun again and the tree hashed by git."""
+    import json
     import marshal
 
     from goal_convergence.system import seal
@@ -173,7 +175,7 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
     time.sleep(RACY_WAIT)
     with snapshot.session(git_repo, state):
         first = tree.tree_fingerprint(git_repo)  # the racy files settled: the entries kept now are all vouched for
-    index_then = kept.read_bytes().split(b"\n", 2)[2]
+    blob_then = _kept_entries(state)["m3.py"]
 
     def next_process() -> tuple[str, list[str]]:
         keptindex._known.clear()  # a new process knows nothing
@@ -192,9 +194,9 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
     assert found != first and [_listing(c) for c in calls if _listing(c)] == ["m3.py"], calls
     # Entries that hide the change (m3.py's old blob kept), for the index as it is now:
     mac, head, dumped = kept.read_bytes().split(b"\n", 2)
-    entries = marshal.loads(dumped)
-    entries["m3.py"] = marshal.loads(index_then)["m3.py"]
-    forged = marshal.dumps(entries)
+    changes = marshal.loads(dumped)
+    assert "m3.py" in changes and len(changes) < 30  # the change is kept, not every entry again
+    forged = marshal.dumps({**changes, "m3.py": blob_then})
 
     def forge(with_key: bool) -> None:
         mac = seal.mac_of_bytes(home, f"indexes/{kept.name}", head, forged) if with_key else "0" * 64
@@ -205,6 +207,12 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
     forge(with_key=False)
     truth, calls = next_process()
     assert truth == found and any(c.startswith(_HASHING) for c in calls), calls  # begun again, hashed by git
+    assert _logged().endswith("its sealed entries do not vouch for it: the whole tree is hashed again")
+    # The base forged instead, under the name the sealed file gives it:
+    base = state.with_name(state.name + ".base-" + json.loads(kept.read_bytes().split(b"\n", 2)[1])[2][:16])
+    base.write_bytes(marshal.dumps({**marshal.loads(base.read_bytes()), "m3.py": blob_then}))
+    truth, calls = next_process()
+    assert truth == found and any(c.startswith(_HASHING) for c in calls), calls
     assert _logged().endswith("its sealed entries do not vouch for it: the whole tree is hashed again")
     # The index written again since, with the same bytes: its stat data moved, so its sealed entries do not vouch.
     index = state.read_bytes()
@@ -217,6 +225,63 @@ def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for
     truth, calls = next_process()
     assert truth == found and any(c.startswith(_HASHING) for c in calls), calls
     assert "it has no sealed entries beside it (kept by an earlier version" in _logged()
+    # Entries sealed whole, as a version before the base kept them: begun again, and the log says so.
+    sig = json.loads(kept.read_bytes().split(b"\n", 2)[1])[0]
+    head, whole = json.dumps([sig, []]).encode(), marshal.dumps(_kept_entries(state))
+    kept.write_bytes(seal.mac_of_bytes(home, f"indexes/{kept.name}", head, whole).encode() + b"\n" + head + b"\n"
+                     + whole)
+    truth, calls = next_process()
+    assert truth == found and any(c.startswith(_HASHING) for c in calls), calls
+    assert _logged().endswith("its sealed entries were kept by an earlier version: the whole tree is hashed again")
+
+
+def test_the_entries_kept_are_the_changes_since_a_base_dumped_again_once_they_are_many(git_repo, tmp_path):
+    import json
+    import marshal
+
+    from goal_convergence.vcs import keptindex
+
+    state = tmp_path / "home" / "indexes" / "goal-b"
+    kept = state.with_name(state.name + ".entries")
+    for i in range(2200):
+        (git_repo / f"m{i}.py").write_text(f"x = {i}\n")
+    time.sleep(RACY_WAIT)
+
+    def edit(files: range) -> tuple[str, dict[str, str | None]]:
+        for i in files:
+            (git_repo / f"m{i}.py").write_text(f"x = {i} + 1\n")
+        keptindex._known.clear()  # a new process knows nothing
+        with snapshot.session(git_repo, state):
+            snapshot.take(git_repo).tree  # noqa: B018 - what an iteration's checkpoint writes
+        _, head, dumped = kept.read_bytes().split(b"\n", 2)
+        return json.loads(head)[2], marshal.loads(dumped)
+
+    first, changes = edit(range(0))  # begun: every entry in the base
+    assert changes == {}
+    assert edit(range(1100)) == (first, {f"m{i}.py": _blob(git_repo / f"m{i}.py") for i in range(1100)})
+    (git_repo / "m0.py").unlink()
+    assert edit(range(0))[1]["m0.py"] is None  # a file gone: its entry too
+    again, changes = edit(range(1100, 2200))  # 2,201 changes in all: past the bound, dumped whole again
+    assert again != first and changes == {}
+    assert [p.name for p in state.parent.iterdir() if ".base-" in p.name] == [f"goal-b.base-{again[:16]}"]
+    keptindex._known.clear()
+    with snapshot.session(git_repo, state):
+        ids = dict(snapshot.take(git_repo).ids)
+    assert ids == dict(snapshot.take(git_repo).ids) and "m0.py" not in ids  # a fresh index outside agrees
+
+
+def _blob(path) -> str:
+    return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _kept_entries(state) -> dict[str, str]:
+    """The entries a goal's index keeps beside it: its base, and the changes since, which the sealed file holds."""
+    import json
+    import marshal
+
+    _, head, dumped = state.with_name(state.name + ".entries").read_bytes().split(b"\n", 2)
+    base = state.with_name(state.name + ".base-" + json.loads(head)[2][:16])
+    return {**marshal.loads(base.read_bytes()), **marshal.loads(dumped)}
 
 
 def _logged() -> str:
