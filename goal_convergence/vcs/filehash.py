@@ -145,6 +145,15 @@ def kept(path: Path, root: Path) -> Iterator[None]:
                 log_error("tree", f"the hashes of {root} could not be kept in {path}: {exc}")
 
 
+def regular_size(path: Path) -> int:
+    """The bytes of a regular file; 0 for anything else, or nothing there (nothing to store)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
 def write_private(path: Path, data: bytes) -> None:
     """A file of ours written whole, 0600, never through a link; no fsync: a lost one costs hashing again."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 import tempfile
 import threading
 import time
@@ -181,10 +180,7 @@ class GitSnapshot(Snapshot):
             self._scratch = tempfile.TemporaryDirectory(prefix="goal-index-")
             state = Path(self._scratch.name) / "index"
         self._kept = keptindex.KeptIndex(state, sealed=self._scratch is None)
-        forged = self._kept.forged()
-        if forged:  # begun again from nothing: every file hashed by its bytes
-            log_error("tree", f"{state}: {forged}: the whole tree is hashed again")
-        seeded = None if state.is_file() or forged else self._seed()
+        seeded = None if state.is_file() else self._seed()
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
         calls = {"changed": lambda: self._git("diff-files", "-z", "--name-only", "--no-renames"),
                  "others": lambda: self._git("ls-files", "-z", "--others", "--exclude-standard")}
@@ -192,7 +188,14 @@ class GitSnapshot(Snapshot):
             calls["ignored"] = self._ignored
         if seeded is not None:  # a copy of the user's index, not read yet: listed beside the passes, which do not
             calls["listed"] = lambda: self._kept.entries(self._list)  # write it (then only what they find, again)
-        found = dict(zip(calls, git.at_once(*calls.values())))
+        # A kept index's sealed entries are read beside the passes too; if they do not vouch for it, the passes
+        # read an index that is thrown away, and run again over none.
+        vouch = [self._kept.forged] if seeded is None else []
+        results = git.at_once(*calls.values(), *vouch)
+        found, forged = dict(zip(calls, results)), results[-1] if vouch else None
+        if forged:  # begun again from nothing: every file hashed by its bytes
+            log_error("tree", f"{state}: {forged}: the whole tree is hashed again")
+            found = dict(zip(calls, git.at_once(*calls.values())))
         changed, others = found["changed"], found["others"]
         if pinned:
             self.__dict__["ignored"] = found["ignored"]  # the cached_property, filled
@@ -298,7 +301,7 @@ class GitSnapshot(Snapshot):
             return
         self._hashed = True
         paths = sorted(p for p in self._dirty | self._new if not p.endswith("/"))
-        size = sum(_size(self.repo.top / p) for p in paths)
+        size = sum(filehash.regular_size(self.repo.top / p) for p in paths)
         limit = config.env_settings().checkpoint_max_mb
         if size > limit << 20:
             self.off = (f"the untracked and changed files ({size / (1 << 20):.0f} MB) are above the {limit} MB a "
@@ -390,11 +393,3 @@ class GitSnapshot(Snapshot):
         written = self._git("write-tree").decode().strip()
         self._kept.wrote(entries)  # write-tree keeps its cache of trees in the index, its entries as they were
         return written
-
-
-def _size(path: Path) -> int:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return 0  # deleted: nothing to store
-    return st.st_size if stat.S_ISREG(st.st_mode) else 0
