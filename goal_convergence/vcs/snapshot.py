@@ -287,8 +287,12 @@ class GitSnapshot(Snapshot):
         git cannot say."""
         if tree not in self._added:
             self.ids  # noqa: B018 - the index brought up to the tree
-            done = self.repo.run(self.root, "diff-index", "-z", "--cached", "--name-only", "--no-renames",
-                                 "--diff-filter=A", "--relative", tree, "--", env=self.env)
+            # Against the checkpoint's tree once it is written: git reads only the folders the two trees differ in,
+            # where against the index it reads every entry.
+            against = ["diff-tree", "-r", tree, now] if (now := self.__dict__.get("tree")) else \
+                ["diff-index", "--cached", tree]
+            done = self.repo.run(self.root, *against[:1], "-z", "--name-only", "--no-renames", "--diff-filter=A",
+                                 "--relative", *against[1:], "--", env=self.env)
             self._added[tree] = ({os.fsdecode(p) for p in done.out.split(b"\0") if p}
                                  if done.ok and not self.off else None)
         found = self._added[tree]

@@ -154,6 +154,32 @@ def test_a_later_snapshot_in_the_process_asks_git_only_about_what_changed(git_re
     assert changed != first and tree.tree_fingerprint(git_repo) == changed  # a fresh parse agrees
 
 
+def test_the_files_added_since_a_tree_are_the_same_from_the_index_and_from_the_checkpoints_tree(git_repo, tmp_path):
+    """Before the snapshot's tree is written, git compares the index with the start tree; after, the two trees,
+    reading only the folders they differ in. Both name the files under the project's folder that are new."""
+    trace, project = tmp_path / "trace", git_repo / "app"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "old.py").write_text("x = 1\n")
+    start = snapshot.take(project).tree
+    assert start is not None
+    (project / "pkg" / "new.py").write_text("y = 1\n")
+    (project / "pkg" / "old.py").write_text("x = 2\n")  # changed, not added
+    (project / "more" / "deep").mkdir(parents=True)
+    (project / "more" / "deep" / "t.py").write_text("z = 1\n")
+    (git_repo / "outside.py").write_text("w = 1\n")  # not the project's
+    git(git_repo, "config", "--global", "trace2.normalTarget", str(trace))
+    try:
+        from_index = snapshot.take(project).added_since(start)
+        later = snapshot.take(project)
+        assert later.tree is not None
+        from_trees = later.added_since(start)
+        calls = [c.split()[0] for c in _git_commands(trace) if c.startswith(("diff-index", "diff-tree"))]
+    finally:
+        git(git_repo, "config", "--global", "--unset", "trace2.normalTarget")
+    assert from_index == from_trees == {"pkg/new.py", "more/deep/t.py"}
+    assert calls == ["diff-index", "diff-tree"]
+
+
 def test_a_new_process_reads_the_kept_entries_and_trusts_them_only_as_sealed_for_that_index(git_repo, tmp_path):
     """The next process takes the index's entries from the sealed file beside it (the changes since a base that
     file names by its digest), not from git's listing. Entries sealed without the home's key, a base whose bytes
