@@ -188,13 +188,15 @@ class GitSnapshot(Snapshot):
             calls["ignored"] = self._ignored
         if seeded is not None:  # a copy of the user's index, not read yet: listed beside the passes, which do not
             calls["listed"] = lambda: self._kept.entries(self._list)  # write it (then only what they find, again)
-        # A kept index's sealed entries are read beside the passes too; if they do not vouch for it, the passes
-        # read an index that is thrown away, and run again over none.
-        vouch = [self._kept.forged] if seeded is None else []
-        results = git.at_once(*calls.values(), *vouch)
-        found, forged = dict(zip(calls, results)), results[-1] if vouch else None
-        if forged:  # begun again from nothing: every file hashed by its bytes
-            log_error("tree", f"{state}: {forged}: the whole tree is hashed again")
+        forged: list[str | None] = []  # why a kept index's sealed entries do not vouch for it: read beside the passes
+        vouch = [] if seeded is not None else [lambda: forged.append(self._kept.forged())]
+        try:
+            found = dict(zip(calls, git.at_once(*calls.values(), *vouch)))
+        except _GitFailed:
+            if not any(forged):  # git may fail on a forged index: then it is begun again below, never from the user's
+                raise
+        if any(forged):  # the passes again, over no index: every file hashed by its bytes
+            log_error("tree", f"{state}: {forged[0]}: the whole tree is hashed again")
             found = dict(zip(calls, git.at_once(*calls.values())))
         changed, others = found["changed"], found["others"]
         if pinned:
@@ -287,8 +289,7 @@ class GitSnapshot(Snapshot):
         git cannot say."""
         if tree not in self._added:
             self.ids  # noqa: B018 - the index brought up to the tree
-            # Against the checkpoint's tree once it is written: git reads only the folders the two trees differ in,
-            # where against the index it reads every entry.
+            # Against the checkpoint's tree once written: git reads the folders the trees differ in, not every entry.
             against = ["diff-tree", "-r", tree, now] if (now := self.__dict__.get("tree")) else \
                 ["diff-index", "--cached", tree]
             done = self.repo.run(self.root, *against[:1], "-z", "--name-only", "--no-renames", "--diff-filter=A",
