@@ -54,9 +54,10 @@ class _Known:
     sig: tuple[int, int, int, int]
     entries: dict[str, str]
     racy: set[str]
-    base: tuple[str, int] | None = None  # the sha256 and size of the base the entries file names, when this
-    # process wrote or read it
-    changes: dict[str, str | None] | None = None  # the entries since that base (None: a path gone)
+    # What the entries file holds, when this process wrote or read it: the sha256 and size of the base it names,
+    # and the entries changed since (None: a path gone).
+    base: tuple[str, int] | None = None
+    changes: dict[str, str | None] | None = None
     size: int = 0  # how many entries the base holds
 
 
