@@ -66,10 +66,13 @@ def scan(root: Path) -> tuple[dict[str, list[int]], list[tuple[str, int]]]:
     with os.scandir(root / "goals") as it:
         for entry in it:
             name = entry.name
-            if name.endswith(".json") and GOAL_ID_RE.fullmatch(name[:-5]):
-                on_disk[name[:-5]] = _stamp(entry.stat(follow_symlinks=False))  # a planted link is read (refused) as itself
-            elif name.startswith(".") and name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
-                temps.append((name, entry.stat().st_mtime_ns))
+            try:
+                if name.endswith(".json") and GOAL_ID_RE.fullmatch(name[:-5]):
+                    on_disk[name[:-5]] = _stamp(entry.stat(follow_symlinks=False))  # a planted link: read as itself
+                elif name.startswith(".") and name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
+                    temps.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
+            except FileNotFoundError:
+                continue  # gone since the folder was listed: a write that renamed its temp file, a goal moved away
     return on_disk, temps
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 
 from goal_convergence.system import index, reindex
 
@@ -29,3 +31,25 @@ def test_session_start_over_a_fresh_index_imports_no_reindexing(store, make_goal
             "print(json.dumps([bool(found), 'goal_convergence.system.reindex' in sys.modules]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == [True, False]
+
+
+def test_a_scan_survives_writes_renaming_their_temp_files_under_it(store, make_goal):
+    """Another process's atomic write renames its temp file between the scan's listing and its stat."""
+    goal = store.create(make_goal())
+    folder, done = store.root / "goals", threading.Event()
+
+    def write() -> None:
+        while not done.is_set():
+            temp = folder / f".{goal.goal_id}.json.{os.getpid()}.tmp"
+            temp.write_bytes(b"{}")
+            temp.unlink()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(3000):
+            on_disk, _temps = index.scan(store.root)
+            assert list(on_disk) == [goal.goal_id]
+    finally:
+        done.set()
+        writer.join()
