@@ -69,6 +69,24 @@ def test_a_rename_changes_it(git_repo):
     assert tree_fingerprint(git_repo) != before
 
 
+def test_a_big_tree_hashes_as_its_whole_text_does(tmp_path):
+    """The fingerprint is hashed a part at a time (tree.py): it is still the sha256 of the paths, two NULs and the
+    content ids, as one text, over a tree of more files than one part takes (and a path and a link's target that
+    are not UTF-8)."""
+    names = [f"d{i % 3}/m{i:05d}.py" for i in range(20_000)] + ["d0/caf\udce9.py"]
+    for folder in ("d0", "d1", "d2", "d0/__pycache__"):
+        (tmp_path / folder).mkdir()
+    for n, name in enumerate(names):
+        (tmp_path / name).write_bytes(b"%d\n" % (n % 5))
+    (tmp_path / "d0/__pycache__/m00000.cpython-311.pyc").write_bytes(b"left out")
+    ids = {name: hashlib.sha256(b"%d\n" % (n % 5)).hexdigest() for n, name in enumerate(names)}
+    os.symlink("caf\udce9", tmp_path / "d1/link")
+    names.append("d1/link")
+    ids["d1/link"] = "link:caf\udce9"
+    text = "\0".join(sorted(names)) + "\0\0" + "\0".join(ids[name] for name in sorted(names))
+    assert tree_fingerprint(tmp_path) == hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def test_outside_git_the_folder_is_walked_without_dependency_folders(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("print(1)\n")
