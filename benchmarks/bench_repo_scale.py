@@ -1,9 +1,10 @@
 """What an iteration and `goal new` cost as the repository grows, beside git's own work on the same tree.
 
-    python benchmarks/bench_repo_scale.py [--runs 5] [--quick] [--json]
+    python benchmarks/bench_repo_scale.py [--runs 5] [--quick | --sizes 1000000] [--json]
 
 Generates, once, in a temp folder, committed git repositories of 10, 50,000 and 200,000 small Python
-files (``--quick``: 10 and 20,000), a test file every 50, and an ignored build/ folder. On each:
+files (``--quick``: 10 and 20,000; ``--sizes``: 10 and those, a monorepo's 1,000,000 takes about 4 GB of disk
+and minutes to check out), a test file every 50, and an ignored build/ folder. On each:
 
 1. `goal new` (`--check true --oracle conditions`), the console script as a person runs it;
 2. a one-iteration `goal run` of that goal whose `--maker-cmd` appends a line to one tracked file (the
@@ -14,7 +15,8 @@ It prints what grows with the repository: a run on the big repository less the s
 (the fixed cost of the process and one condition, quoted on its own), against `git status` (target: at
 most 4x), and `goal new` less the small one's, against `git ls-files` (target: at most 10x; beside it, what
 `git status` alone costs in ls-files, a floor for any `goal new` that records the tree as it is). Each figure
-is the median of --runs, each on a goal of its own, the big and the small repository taken in turn.
+is the median of --runs, each on a goal of its own, the big and the small repository taken in turn; beside
+the times, each process's peak RSS on the big repository (what a Stop hook holds in a monorepo).
 """
 
 from __future__ import annotations
@@ -60,22 +62,31 @@ def generate(root: Path, count: int) -> None:
         (root / "build" / f"out{i}.o").write_bytes(b"\0" * 64)
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, bytes]:
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, bytes, float]:
+    """Seconds, standard output and peak RSS (MB) of one process."""
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True)
-    took = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    return took, done.stdout
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage, not the children's maximum
+        took = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.read().decode()[-2000:]}")
+        return took, out.read(), usage.ru_maxrss / 1024
 
 
 def one_round(root: Path, env: dict[str, str], n: int) -> dict[str, float]:
-    """Seconds of `goal new`, a one-iteration `goal run`, then `git status` and `git ls-files`, on ``root``."""
+    """Seconds of `goal new`, a one-iteration `goal run`, then `git status` and `git ls-files`, on ``root``; the
+    peak RSS of the first two."""
     original = (root / EDIT).read_bytes()
-    new, out = timed([*GOAL, "new", f"bench {n}", "--check", "true", "--oracle", "conditions", "--max-iterations",
-                      "1", "--json"], root, env)
-    run, _ = timed([*GOAL, "run", json.loads(out)["goalId"], "--maker-cmd", f"echo '# {n}' >> {EDIT}"], root, env)
-    found = {"new": new, "run": run, "status": timed(["git", "status", "--porcelain"], root, env)[0],
+    new, out, new_rss = timed([*GOAL, "new", f"bench {n}", "--check", "true", "--oracle", "conditions",
+                               "--max-iterations", "1", "--json"], root, env)
+    run, _, run_rss = timed([*GOAL, "run", json.loads(out)["goalId"], "--maker-cmd", f"echo '# {n}' >> {EDIT}"],
+                            root, env)
+    found = {"new": new, "run": run, "new_rss": new_rss, "run_rss": run_rss,
+             "status": timed(["git", "status", "--porcelain"], root, env)[0],
              "ls": timed(["git", "ls-files"], root, env)[0]}
     (root / EDIT).write_bytes(original)  # not `git checkout`: the user's index stays as it was
     return found
@@ -93,9 +104,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", type=lambda text: [int(size) for size in text.split(",")],
+                        help="the big repositories' numbers of files, comma-separated (default 50000,200000)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    sizes = [20_000] if args.quick else [50_000, 200_000]
+    sizes = args.sizes or ([20_000] if args.quick else [50_000, 200_000])
     work = Path(tempfile.mkdtemp(prefix="bench-repo-scale-"))
     env = {**os.environ, "GOAL_CONVERGENCE_HOME": str(work / "home"), "HOME": str(work),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -121,11 +134,12 @@ def rows_for(size: int, big: dict[str, float], small: dict[str, float]) -> list[
     return [
         Row(f"one `goal run` iteration (condition `true`, one file edited), {size:,}-file repository, less the "
             f"same on 10 files ({small['run'] * 1000:.0f} ms, the fixed cost)",
-            f"{grows * 1000:.0f} ms (whole run {big['run'] * 1000:.0f} ms)",
+            f"{grows * 1000:.0f} ms (whole run {big['run'] * 1000:.0f} ms, peak RSS {big['run_rss']:.0f} MB)",
             f"git status --porcelain after the edit: {big['status'] * 1000:.0f} ms", "≤ 4× git status",
             grows <= 4 * big["status"], grows / big["status"]),
         Row(f"`goal new`, {size:,}-file repository, less the same on 10 files ({small['new'] * 1000:.0f} ms)",
-            f"{made * 1000:.0f} ms (whole {big['new'] * 1000:.0f} ms)", f"git ls-files: {big['ls'] * 1000:.0f} ms "
+            f"{made * 1000:.0f} ms (whole {big['new'] * 1000:.0f} ms, peak RSS {big['new_rss']:.0f} MB)",
+            f"git ls-files: {big['ls'] * 1000:.0f} ms "
             f"(git status alone, its stat pass and walk: {big['status'] / big['ls']:.1f}×)",
             "≤ 10× git ls-files", made <= 10 * big["ls"], made / big["ls"]),
     ]
