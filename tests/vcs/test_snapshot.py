@@ -443,6 +443,37 @@ def test_the_index_listing_reads_the_same_in_either_form_and_with_a_git_before_2
     assert snapshot._OLD_GIT
 
 
+def test_a_listing_of_many_parts_reads_as_ls_files_s_does(git_repo, tmp_path):
+    """A big index's listing is split a megabyte at a time, each cut where an entry begins: paths that are six
+    octal digits as a mode is, that look like an id, that hold tabs, newlines or bytes that are not UTF-8, links
+    and submodules read as `git ls-files -s` gives them, over several parts."""
+    from goal_convergence.vcs import keptindex
+
+    blob, commit = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391", git(git_repo, "rev-parse", "HEAD").strip()
+    odd = ["100644", blob, f"100644\n{blob}", "tab\tand\nnewline", "caf\udce9", "x 120000", "plain"]
+
+    def path(i: int) -> str:  # a third of them six octal digits at the top, as a mode is
+        return f"{i:06o}" if i % 3 == 0 else f"d{i % 50}/{odd[i % len(odd)]}{i}"
+
+    def entry(i: int) -> str:
+        return "120000 " + blob if i % 997 == 0 else "160000 " + commit if i % 991 == 0 else "100644 " + blob
+
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "big-index")}
+    subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=git_repo, env=env, check=True,
+                   input=b"".join(f"{entry(i)}\t{path(i)}\0".encode("utf-8", "surrogateescape") for i in range(60_000)))
+
+    def listing(*args: str) -> bytes:
+        return subprocess.run(["git", "ls-files", "-z", *args], cwd=git_repo, env=env, check=True,
+                              capture_output=True).stdout
+
+    whole = listing(keptindex.FORMAT)
+    assert len(whole) > 3 * keptindex._PART
+    found = keptindex.parse(whole, formatted=True)
+    assert len(found) == 60_000 and found == keptindex.parse(listing("-s"), formatted=False)
+    assert found[path(997)] == f"link:{blob}" and found[path(991)] == "dir" and found[path(10)] == blob
+    assert found["000000"] == f"link:{blob}" and path(10) == "d10/tab\tand\nnewline10"
+
+
 def test_files_turned_into_folders_and_links_are_taken_as_git_add_takes_them(git_repo, tmp_path):
     """The changed files are hashed into the goal's index one by one (`git update-index`): a file that became a
     folder, a folder that became a file, and a file that became a link give the ids `git add -A` gives."""
