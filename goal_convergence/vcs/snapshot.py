@@ -25,7 +25,6 @@ hashed, cached by (size, mtime, ctime, inode) within the process and, in a sessi
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -52,8 +51,6 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
 _NAMED = 2000
 _local = threading.local()
 _OLD_GIT = False  # whether this git lists the index only as `ls-files -s` prints it
-# `git ls-files -z --debug`: each path, then its recorded stat data; split on that, paths and ctimes alternate.
-_DEBUG = re.compile(rb"\0  ctime: (\d+):[^\n]*\n(?:  [^\n]*\n){3}  size: [^\n]*\tflags: [0-9a-f]+\n")
 
 
 @contextmanager
@@ -181,6 +178,9 @@ class GitSnapshot(Snapshot):
             state = Path(self._scratch.name) / "index"
         self._kept = keptindex.KeptIndex(state, sealed=self._scratch is None)
         seeded = None if state.is_file() else self._seed()
+        # A user's index written moments ago does not vouch for the files it recorded in that second (a same-size
+        # rewrite then, the mtime set back, keeps its stat data): git lists their ctimes beside the passes.
+        since = int(seeded) - 1 if seeded is not None and time.time() - seeded < RACY_SECONDS + 1 else None
         self.env = {"GIT_INDEX_FILE": str(state), "GIT_LITERAL_PATHSPECS": "1"}
         calls = {"changed": lambda: self._git("diff-files", "-z", "--name-only", "--no-renames"),
                  "others": lambda: self._git("ls-files", "-z", "--others", "--exclude-standard")}
@@ -188,6 +188,8 @@ class GitSnapshot(Snapshot):
             calls["ignored"] = self._ignored
         if seeded is not None:  # a copy of the user's index, not read yet: listed beside the passes, which do not
             calls["listed"] = lambda: self._kept.entries(self._list)  # write it (then only what they find, again)
+        if since is not None:
+            calls["recorded"] = lambda: self._git("ls-files", "-z", "--debug")
         forged: list[str | None] = []  # why a kept index's sealed entries do not vouch for it: read beside the passes
         vouch = [] if seeded is not None else [lambda: forged.append(self._kept.forged())]
         try:
@@ -205,12 +207,10 @@ class GitSnapshot(Snapshot):
         self._new = {os.fsdecode(p) for p in others.split(b"\0") if p}
         self._recheck = self._kept.racy()
         self._top: dict[str, str] | None = found.get("listed")  # the index's entries, by path from the top, once read
-        if seeded is not None and time.time() - seeded < RACY_SECONDS + 1:
-            # The user's index was written moments ago: the files it recorded within that second are not vouched
-            # for (a same-size rewrite in the same second, the mtime set back, keeps their stat data to the second).
-            # Their recorded ctimes say which, read by git rather than a stat of every file.
-            since, parts = int(seeded) - 1, _DEBUG.split(self._git("ls-files", "-z", "--debug"))
-            self._recheck |= {os.fsdecode(path) for path, sec in zip(parts[0::2], parts[1::2]) if int(sec) >= since}
+        if since is not None:
+            if (recorded := keptindex.recorded_since(found["recorded"], since)) is None:
+                raise _GitFailed("`git ls-files --debug` printed stat data this version cannot read")
+            self._recheck |= recorded
         self._hashed = False
         self._added: dict[str, set[str] | None] = {}
 
